@@ -1,0 +1,85 @@
+"""selfattn: a small, exact, tested attention library for the course.
+
+Shape legend (used in every docstring and on the book's notation page)::
+
+    B    batch size              H    number of heads
+    T_q  number of queries       T_k  number of keys (= values)
+    T    sequence length when T_q = T_k
+    D    model width             d_k  query/key width per head
+                                 d_v  value width per head
+
+Conventions:
+
+* Row convention, batch first: a token is a *row*, ``q = x @ W_q``,
+  ``q`` is ``(B, T_q, d_k)`` or ``(B, H, T_q, d_k)``. The lecture's column
+  convention (``Q = W^q I``) lives in :mod:`selfattn.reference`.
+* Masks are boolean, **True = may attend** (as in PyTorch's
+  ``scaled_dot_product_attention``). A query with no allowed key gets
+  all-zero weights and a zero output, never NaN.
+* Randomness is explicit: functions that draw take a ``torch.Generator`` or
+  ``numpy.random.Generator``; the library never seeds globally.
+* Bad input raises ``ValueError`` / ``TypeError`` naming the argument and
+  the shapes it saw.
+
+Modules, in teaching order: ``reference`` (numpy oracle, column and row
+conventions), ``scoring``, ``attention``, ``masks``, ``modules``,
+``positional``, ``efficient``, ``complexity``, ``data``, ``plotting``,
+``training``. Submodules load on first use: ``selfattn.positional``.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from selfattn.attention import masked_softmax, relu_weights, scaled_dot_product_attention
+from selfattn.masks import causal_mask, graph_mask, padding_mask, window_mask
+from selfattn.modules import MultiHeadAttention, SelfAttention, TransformerEncoderBlock
+from selfattn.scoring import (
+    AdditiveScore,
+    BilinearScore,
+    cosine_score,
+    dot_score,
+    scaled_dot_score,
+)
+
+__version__ = "0.1.0"
+
+_SUBMODULES = (
+    "reference",
+    "scoring",
+    "attention",
+    "masks",
+    "modules",
+    "positional",
+    "efficient",
+    "complexity",
+    "data",
+    "plotting",
+    "training",
+)
+
+__all__ = [
+    "AdditiveScore",
+    "BilinearScore",
+    "MultiHeadAttention",
+    "SelfAttention",
+    "TransformerEncoderBlock",
+    "causal_mask",
+    "cosine_score",
+    "dot_score",
+    "graph_mask",
+    "masked_softmax",
+    "padding_mask",
+    "relu_weights",
+    "scaled_dot_product_attention",
+    "scaled_dot_score",
+    "window_mask",
+    *_SUBMODULES,
+]
+
+
+def __getattr__(name: str):
+    """Load submodules lazily, so ``selfattn.positional`` works after ``import selfattn``."""
+    if name in _SUBMODULES:
+        return importlib.import_module(f"selfattn.{name}")
+    raise AttributeError(f"module 'selfattn' has no attribute {name!r}")

@@ -1,0 +1,85 @@
+"""Input checks shared by the library: errors a learner can act on.
+
+Every public function validates its arguments with these helpers, so bad
+input raises a ``ValueError`` or ``TypeError`` that names the argument and the
+shapes it saw, instead of failing deep inside a matmul or returning NaN.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor
+
+
+def shape_str(x: Tensor) -> str:
+    """``(2, 3, 4)`` for a tensor of that shape (readable in messages)."""
+    return "(" + ", ".join(str(s) for s in x.shape) + ")"
+
+
+def check_tensor(name: str, x: object, *, min_dim: int = 0) -> Tensor:
+    """Raise ``TypeError`` unless ``x`` is a floating-point tensor of enough dims."""
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{name} must be a torch.Tensor, got {type(x).__name__}")
+    if not x.is_floating_point():
+        raise TypeError(f"{name} must be a floating-point tensor, got dtype {x.dtype}")
+    if x.dim() < min_dim:
+        raise ValueError(
+            f"{name} must have at least {min_dim} dimensions, got shape {shape_str(x)}"
+        )
+    return x
+
+
+def check_finite(name: str, x: Tensor) -> None:
+    """Raise ``ValueError`` if ``x`` holds NaN (infinities are allowed in scores)."""
+    if torch.isnan(x).any():
+        raise ValueError(f"{name} contains NaN (shape {shape_str(x)})")
+
+
+def check_qkv(q: Tensor, k: Tensor, v: Tensor) -> None:
+    """Check queries ``(..., T_q, d_k)``, keys ``(..., T_k, d_k)``, values
+    ``(..., T_k, d_v)`` for types, matching widths, lengths and batch dims."""
+    for name, x in (("q", q), ("k", k), ("v", v)):
+        check_tensor(name, x, min_dim=2)
+    if not (q.dtype == k.dtype == v.dtype):
+        raise TypeError(
+            f"q, k, v must share a dtype, got {q.dtype}, {k.dtype}, {v.dtype}"
+        )
+    if q.shape[-1] != k.shape[-1]:
+        raise ValueError(
+            f"q has d_k={q.shape[-1]} but k has d_k={k.shape[-1]}; queries and "
+            f"keys must have the same width (q {shape_str(q)}, k {shape_str(k)})"
+        )
+    if k.shape[-2] != v.shape[-2]:
+        raise ValueError(
+            f"k has T_k={k.shape[-2]} positions but v has {v.shape[-2]}; every key "
+            f"needs a value (k {shape_str(k)}, v {shape_str(v)})"
+        )
+    if not (q.shape[:-2] == k.shape[:-2] == v.shape[:-2]):
+        raise ValueError(
+            "q, k, v must have the same leading (batch/head) dimensions, got "
+            f"q {shape_str(q)}, k {shape_str(k)}, v {shape_str(v)}"
+        )
+    for name, x in (("q", q), ("k", k), ("v", v)):
+        check_finite(name, x)
+
+
+def check_mask(mask: object, scores_shape: torch.Size, *, name: str = "mask") -> Tensor:
+    """Check a boolean mask (True = may attend) broadcastable to ``scores_shape``."""
+    if not isinstance(mask, Tensor):
+        raise TypeError(f"{name} must be a bool torch.Tensor, got {type(mask).__name__}")
+    if mask.dtype != torch.bool:
+        raise TypeError(
+            f"{name} must have dtype torch.bool (True = may attend), got {mask.dtype}; "
+            "convert with mask.bool() or build it with selfattn.masks"
+        )
+    try:
+        torch.broadcast_shapes(mask.shape, scores_shape)
+        ok = torch.broadcast_shapes(mask.shape, scores_shape) == scores_shape
+    except RuntimeError:
+        ok = False
+    if not ok:
+        raise ValueError(
+            f"{name} of shape {shape_str(mask)} does not broadcast to the scores' "
+            f"shape ({', '.join(str(s) for s in scores_shape)}) = (..., T_q, T_k)"
+        )
+    return mask

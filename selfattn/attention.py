@@ -1,0 +1,155 @@
+r"""Scaled dot-product attention and the normalisations it rests on.
+
+The three stages of attention (score, normalise, weighted sum) in their
+standard form (Vaswani et al., 2017, eq. 1):
+
+.. math::
+
+    \operatorname{Attention}(Q, K, V)
+        = \operatorname{softmax}\!\Big(\frac{Q K^\top}{\sqrt{d_k}}\Big) V .
+
+Row convention, batch first: a query is a row of ``q``. Masks are boolean and
+True means *may attend*. A query row with no allowed key gets all-zero weights
+and a zero output (never NaN).
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor
+
+from selfattn._checks import check_finite, check_mask, check_qkv, check_tensor
+
+__all__ = ["masked_softmax", "relu_weights", "scaled_dot_product_attention"]
+
+_LOW_PRECISION = (torch.float16, torch.bfloat16)
+
+
+def masked_softmax(scores: Tensor, mask: Tensor | None = None, dim: int = -1) -> Tensor:
+    r"""Softmax over ``dim`` that gives masked entries exactly zero weight.
+
+    .. math:: w_j = \frac{m_j\, e^{s_j}}{\sum_l m_l\, e^{s_l}}
+
+    where :math:`m_j \in \{0, 1\}` is the mask. A row in which every entry is
+    masked gets all-zero weights (not NaN, and a zero gradient). The input is
+    never modified. Float16 / bfloat16 scores are normalised in float32 and
+    cast back.
+
+    Args:
+        scores: attention scores, e.g. ``(..., T_q, T_k)``.
+        mask: bool, broadcastable to ``scores``; True = may attend.
+        dim: the dimension to normalise over (the keys).
+
+    Returns:
+        Weights of the shape and dtype of ``scores``; each row sums to 1, or
+        to 0 where the row is fully masked.
+    """
+    check_tensor("scores", scores)
+    check_finite("scores", scores)
+    work = scores.float() if scores.dtype in _LOW_PRECISION else scores
+    if mask is None:
+        return torch.softmax(work, dim=dim).to(scores.dtype)
+    check_mask(mask, scores.shape)
+    any_allowed = mask.any(dim=dim, keepdim=True)
+    # -inf at masked entries; a fully masked row is replaced by zeros so the
+    # softmax stays finite (forward and backward), then zeroed by the mask.
+    filled = work.masked_fill(~mask, float("-inf"))
+    filled = torch.where(any_allowed, filled, torch.zeros_like(filled))
+    weights = torch.softmax(filled, dim=dim) * mask
+    return weights.to(scores.dtype)
+
+
+def relu_weights(
+    scores: Tensor, mask: Tensor | None = None, dim: int = -1, normalize: bool = True
+) -> Tensor:
+    r"""ReLU instead of softmax: :math:`w_j = \max(0, s_j) / \sum_l \max(0, s_l)`.
+
+    The lecture notes remark that softmax is not the only choice of
+    normalisation. With ``normalize=False`` the weights are just
+    :math:`\max(0, s_j)`. A row whose positive part is all zero (or which is
+    fully masked) gets all-zero weights.
+
+    Args:
+        scores: ``(..., T_q, T_k)``.
+        mask: bool, broadcastable to ``scores``; True = may attend.
+        dim: the dimension to normalise over.
+        normalize: divide by the row sum so non-zero rows sum to 1.
+
+    Returns:
+        Non-negative weights of the shape of ``scores``.
+    """
+    check_tensor("scores", scores)
+    check_finite("scores", scores)
+    w = torch.relu(scores)
+    if mask is not None:
+        check_mask(mask, scores.shape)
+        w = w * mask
+    if not normalize:
+        return w
+    total = w.sum(dim=dim, keepdim=True)
+    return torch.where(total > 0, w / torch.where(total > 0, total, 1.0), 0.0)
+
+
+def _combined_mask(
+    mask: Tensor | None, causal: bool, T_q: int, T_k: int, device: torch.device
+) -> Tensor | None:
+    if not causal:
+        return mask
+    tril = torch.ones(T_q, T_k, dtype=torch.bool, device=device).tril()
+    return tril if mask is None else mask & tril
+
+
+def scaled_dot_product_attention(
+    q: Tensor,
+    k: Tensor,
+    v: Tensor,
+    mask: Tensor | None = None,
+    *,
+    causal: bool = False,
+    scale: float | None = None,
+    return_weights: bool = False,
+) -> Tensor | tuple[Tensor, Tensor]:
+    r"""softmax(q kᵀ · scale) v, with scale = 1/√d_k by default (Vaswani et al., 2017).
+
+    Equivalent to (and, when the weights are not requested and no query row is
+    fully masked, dispatched to) :func:`torch.nn.functional.scaled_dot_product_attention`::
+
+        scores = q @ k.transpose(-2, -1) * scale          # (..., T_q, T_k)
+        weights = masked_softmax(scores, mask)             # rows sum to 1
+        out = weights @ v                                  # (..., T_q, d_v)
+
+    Args:
+        q: queries ``(..., T_q, d_k)``.
+        k: keys ``(..., T_k, d_k)``.
+        v: values ``(..., T_k, d_v)``.
+        mask: bool, broadcastable to ``(..., T_q, T_k)``; True = may attend.
+        causal: also forbid query ``i`` to attend key ``j > i`` (top-left
+            aligned, as PyTorch's ``is_causal``).
+        scale: multiplier of the scores; default ``1 / sqrt(d_k)``.
+        return_weights: also return the attention weights.
+
+    Returns:
+        ``out`` of shape ``(..., T_q, d_v)``, or ``(out, weights)`` with
+        weights ``(..., T_q, T_k)``. A query with no allowed key gets zero
+        weights and a zero output.
+    """
+    check_qkv(q, k, v)
+    T_q, T_k = q.shape[-2], k.shape[-2]
+    if mask is not None:
+        check_mask(mask, q.shape[:-2] + (T_q, T_k))
+    if scale is None:
+        scale = 1.0 / math.sqrt(q.shape[-1])
+    full = _combined_mask(mask, causal, T_q, T_k, q.device)
+
+    no_empty_row = full is None or bool(full.any(dim=-1).all())
+    if not return_weights and no_empty_row:
+        # PyTorch's fused kernel: same semantics when every row has a key.
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=full, scale=scale)
+
+    scores = (q @ k.transpose(-2, -1)) * scale  # (..., T_q, T_k)
+    weights = masked_softmax(scores, full)  # (..., T_q, T_k)
+    out = weights @ v  # (..., T_q, d_v)
+    return (out, weights) if return_weights else out

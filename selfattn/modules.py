@@ -1,0 +1,216 @@
+r"""Attention layers as ``nn.Module``: one head, many heads, an encoder block.
+
+Thin wrappers around :func:`selfattn.attention.scaled_dot_product_attention`.
+Modules keep no side outputs: ask for the weights with ``return_weights=True``.
+
+Shapes (batch first): ``x`` is ``(B, T, D)``; per-head tensors are
+``(B, H, T, d_k)`` with ``d_k = D / H``.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor, nn
+
+from selfattn._checks import check_tensor, shape_str
+from selfattn.attention import scaled_dot_product_attention
+
+__all__ = ["SelfAttention", "MultiHeadAttention", "TransformerEncoderBlock"]
+
+
+def _check_input(name: str, x: Tensor, width: int) -> None:
+    check_tensor(name, x, min_dim=3)
+    if x.dim() != 3 or x.shape[-1] != width:
+        raise ValueError(
+            f"{name} must have shape (B, T, {width}), got {shape_str(x)}"
+        )
+
+
+def _head_mask(mask: Tensor | None) -> Tensor | None:
+    """Lift a mask ``(T_q, T_k)`` or ``(B, T_q, T_k)`` to broadcast over heads."""
+    if mask is None or mask.dim() < 3:
+        return mask
+    return mask.unsqueeze(-3)  # (B, 1, T_q, T_k)
+
+
+class SelfAttention(nn.Module):
+    r"""One head of self-attention: :math:`q = x W_q,\ k = x W_k,\ v = x W_v`.
+
+    .. math:: \operatorname{softmax}(q k^\top / \sqrt{d_k})\, v
+
+    The only learned parameters are :math:`W_q, W_k, W_v` (no bias by default,
+    as in the lecture).
+
+    Args:
+        d_in: input width ``D``; d_k: query/key width; d_v: value width
+            (default ``d_k``); bias: add biases to the projections.
+    """
+
+    def __init__(self, d_in: int, d_k: int, d_v: int | None = None, bias: bool = False):
+        super().__init__()
+        self.d_in, self.d_k, self.d_v = d_in, d_k, d_v or d_k
+        self.W_q = nn.Linear(d_in, d_k, bias=bias)
+        self.W_k = nn.Linear(d_in, d_k, bias=bias)
+        self.W_v = nn.Linear(d_in, self.d_v, bias=bias)
+
+    def forward(
+        self,
+        x: Tensor,
+        mask: Tensor | None = None,
+        *,
+        causal: bool = False,
+        return_weights: bool = False,
+    ) -> Tensor | tuple[Tensor, Tensor]:
+        """x ``(B, T, D)`` -> out ``(B, T, d_v)`` [, weights ``(B, T, T)``].
+
+        ``mask``: bool, broadcastable to ``(B, T, T)``; True = may attend.
+        """
+        _check_input("x", x, self.d_in)
+        q, k, v = self.W_q(x), self.W_k(x), self.W_v(x)  # (B, T, d_k|d_v)
+        return scaled_dot_product_attention(
+            q, k, v, mask, causal=causal, return_weights=return_weights
+        )
+
+
+class MultiHeadAttention(nn.Module):
+    r"""Multi-head attention (Vaswani et al., 2017, sec. 3.2.2).
+
+    .. math::
+        \operatorname{head}_h = \operatorname{Attention}(Q W^Q_h, K W^K_h, V W^V_h),\quad
+        \operatorname{MHA} = [\operatorname{head}_1; \dots; \operatorname{head}_H]\, W^O
+
+    All heads are computed at once by reshaping the projections to
+    ``(B, H, T, d_k)``; no Python loop over heads. With ``key`` and ``value``
+    omitted it is self-attention.
+
+    Args:
+        embed_dim: model width ``D``; num_heads: ``H`` (must divide ``D``).
+        bias: biases in the four projections (as ``torch.nn.MultiheadAttention``).
+    """
+
+    def __init__(self, embed_dim: int, num_heads: int, *, bias: bool = True):
+        super().__init__()
+        if num_heads <= 0 or embed_dim % num_heads != 0:
+            raise ValueError(
+                f"embed_dim={embed_dim} must be divisible by num_heads={num_heads} "
+                "(each head gets embed_dim // num_heads dimensions)"
+            )
+        self.embed_dim, self.num_heads = embed_dim, num_heads
+        self.d_k = embed_dim // num_heads
+        self.W_q = nn.Linear(embed_dim, embed_dim, bias=bias)
+        self.W_k = nn.Linear(embed_dim, embed_dim, bias=bias)
+        self.W_v = nn.Linear(embed_dim, embed_dim, bias=bias)
+        self.W_o = nn.Linear(embed_dim, embed_dim, bias=bias)
+
+    def _split(self, x: Tensor) -> Tensor:
+        B, T, _ = x.shape
+        return x.view(B, T, self.num_heads, self.d_k).transpose(1, 2)  # (B, H, T, d_k)
+
+    def forward(
+        self,
+        query: Tensor,
+        key: Tensor | None = None,
+        value: Tensor | None = None,
+        mask: Tensor | None = None,
+        *,
+        causal: bool = False,
+        return_weights: bool = False,
+    ) -> Tensor | tuple[Tensor, Tensor]:
+        """query ``(B, T_q, D)``, key/value ``(B, T_k, D)`` -> ``(B, T_q, D)``.
+
+        ``mask``: bool ``(T_q, T_k)`` or ``(B, T_q, T_k)`` (e.g. from
+        :func:`selfattn.masks.padding_mask`), or already per head
+        ``(B, H, T_q, T_k)``; True = may attend. With ``return_weights`` also
+        returns the per-head weights ``(B, H, T_q, T_k)``.
+        """
+        key = query if key is None else key
+        value = key if value is None else value
+        for name, x in (("query", query), ("key", key), ("value", value)):
+            _check_input(name, x, self.embed_dim)
+        B, T_q, D = query.shape
+        q = self._split(self.W_q(query))  # (B, H, T_q, d_k)
+        k = self._split(self.W_k(key))  # (B, H, T_k, d_k)
+        v = self._split(self.W_v(value))  # (B, H, T_k, d_k)
+        if mask is not None and mask.dim() == 3:
+            mask = _head_mask(mask)  # (B, 1, T_q, T_k)
+        res = scaled_dot_product_attention(
+            q, k, v, mask, causal=causal, return_weights=return_weights
+        )
+        heads, weights = res if return_weights else (res, None)
+        concat = heads.transpose(1, 2).reshape(B, T_q, D)  # (B, T_q, H * d_k)
+        out = self.W_o(concat)  # (B, T_q, D)
+        return (out, weights) if return_weights else out
+
+    @classmethod
+    def from_torch(cls, module: nn.MultiheadAttention) -> MultiHeadAttention:
+        """Copy the weights of a ``torch.nn.MultiheadAttention`` (same outputs).
+
+        The copy is batch first whatever ``module.batch_first`` says. Only the
+        standard configuration is supported: equal query/key/value widths, no
+        ``add_bias_kv``, no ``add_zero_attn``.
+        """
+        if not isinstance(module, nn.MultiheadAttention):
+            raise TypeError(
+                f"module must be torch.nn.MultiheadAttention, got {type(module).__name__}"
+            )
+        if not module._qkv_same_embed_dim or module.bias_k is not None or (
+            module.add_zero_attn
+        ):
+            raise ValueError(
+                "from_torch supports nn.MultiheadAttention with kdim == vdim == "
+                "embed_dim, add_bias_kv=False and add_zero_attn=False"
+            )
+        bias = module.in_proj_bias is not None
+        new = cls(module.embed_dim, module.num_heads, bias=bias)
+        W_q, W_k, W_v = module.in_proj_weight.detach().chunk(3, dim=0)
+        with torch.no_grad():
+            for lin, W in ((new.W_q, W_q), (new.W_k, W_k), (new.W_v, W_v)):
+                lin.weight.copy_(W)
+            new.W_o.weight.copy_(module.out_proj.weight)
+            if bias:
+                b_q, b_k, b_v = module.in_proj_bias.detach().chunk(3)
+                for lin, b in ((new.W_q, b_q), (new.W_k, b_k), (new.W_v, b_v)):
+                    lin.bias.copy_(b)
+                new.W_o.bias.copy_(module.out_proj.bias)
+        return new.to(module.in_proj_weight.dtype)
+
+
+class TransformerEncoderBlock(nn.Module):
+    r"""A pre-norm Transformer encoder block (Vaswani et al., 2017; Ba et al., 2016).
+
+    .. math::
+        h = x + \operatorname{MHA}(\operatorname{LN}(x)),\qquad
+        y = h + \operatorname{FFN}(\operatorname{LN}(h))
+
+    Args:
+        embed_dim: ``D``; num_heads: ``H``; ff_dim: hidden width of the
+            feed-forward network (default ``4 D``); dropout: after attention and FFN.
+    """
+
+    def __init__(
+        self, embed_dim: int, num_heads: int, ff_dim: int | None = None, dropout: float = 0.0
+    ):
+        super().__init__()
+        ff_dim = ff_dim or 4 * embed_dim
+        self.norm1 = nn.LayerNorm(embed_dim)
+        self.attn = MultiHeadAttention(embed_dim, num_heads)
+        self.norm2 = nn.LayerNorm(embed_dim)
+        self.ffn = nn.Sequential(
+            nn.Linear(embed_dim, ff_dim), nn.GELU(), nn.Linear(ff_dim, embed_dim)
+        )
+        self.drop = nn.Dropout(dropout)
+
+    def forward(
+        self,
+        x: Tensor,
+        mask: Tensor | None = None,
+        *,
+        causal: bool = False,
+        return_weights: bool = False,
+    ) -> Tensor | tuple[Tensor, Tensor]:
+        """x ``(B, T, D)`` -> ``(B, T, D)`` [, weights ``(B, H, T, T)``]."""
+        res = self.attn(self.norm1(x), mask=mask, causal=causal, return_weights=return_weights)
+        a, weights = res if return_weights else (res, None)
+        h = x + self.drop(a)  # (B, T, D)
+        y = h + self.drop(self.ffn(self.norm2(h)))  # (B, T, D)
+        return (y, weights) if return_weights else y
