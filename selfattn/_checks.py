@@ -66,16 +66,17 @@ def check_qkv(q: Tensor, k: Tensor, v: Tensor) -> None:
 def check_mask(mask: object, scores_shape: torch.Size, *, name: str = "mask") -> Tensor:
     """Check a boolean mask (True = may attend) broadcastable to ``scores_shape``."""
     if not isinstance(mask, Tensor):
-        raise TypeError(f"{name} must be a bool torch.Tensor, got {type(mask).__name__}")
+        raise TypeError(
+            f"{name} must be a bool torch.Tensor, got {type(mask).__name__}"
+        )
     if mask.dtype != torch.bool:
         raise TypeError(
             f"{name} must have dtype torch.bool (True = may attend), got {mask.dtype}; "
             "convert with mask.bool() or build it with selfattn.masks"
         )
     try:
-        torch.broadcast_shapes(mask.shape, scores_shape)
         ok = torch.broadcast_shapes(mask.shape, scores_shape) == scores_shape
-    except RuntimeError:
+    except RuntimeError:  # the shapes do not broadcast at all
         ok = False
     if not ok:
         raise ValueError(

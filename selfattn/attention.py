@@ -21,7 +21,13 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from selfattn._checks import check_finite, check_mask, check_qkv, check_tensor
+from selfattn._checks import (
+    check_finite,
+    check_mask,
+    check_qkv,
+    check_tensor,
+    shape_str,
+)
 
 __all__ = ["masked_softmax", "relu_weights", "scaled_dot_product_attention"]
 
@@ -33,10 +39,10 @@ def masked_softmax(scores: Tensor, mask: Tensor | None = None, dim: int = -1) ->
 
     .. math:: w_j = \frac{m_j\, e^{s_j}}{\sum_l m_l\, e^{s_l}}
 
-    where :math:`m_j \in \{0, 1\}` is the mask. A row in which every entry is
-    masked gets all-zero weights (not NaN, and a zero gradient). The input is
-    never modified. Float16 / bfloat16 scores are normalised in float32 and
-    cast back.
+    where :math:`m_j \in \{0, 1\}` is the mask. A score of ``-inf`` counts as
+    masked. A row in which every entry is masked gets all-zero weights (not
+    NaN, and a zero gradient). The input is never modified. Float16 /
+    bfloat16 scores are normalised in float32 and cast back.
 
     Args:
         scores: attention scores, e.g. ``(..., T_q, T_k)``.
@@ -49,10 +55,19 @@ def masked_softmax(scores: Tensor, mask: Tensor | None = None, dim: int = -1) ->
     """
     check_tensor("scores", scores)
     check_finite("scores", scores)
+    if torch.isposinf(scores).any():
+        raise ValueError(
+            f"scores contains +inf (shape {shape_str(scores)}); the softmax of "
+            "+inf is undefined"
+        )
+    if mask is not None:
+        check_mask(mask, scores.shape)
     work = scores.float() if scores.dtype in _LOW_PRECISION else scores
+    neg_inf = torch.isneginf(work)
+    if neg_inf.any():  # -inf is a masked entry: fold it into the mask
+        mask = ~neg_inf if mask is None else mask & ~neg_inf
     if mask is None:
         return torch.softmax(work, dim=dim).to(scores.dtype)
-    check_mask(mask, scores.shape)
     any_allowed = mask.any(dim=dim, keepdim=True)
     # -inf at masked entries; a fully masked row is replaced by zeros so the
     # softmax stays finite (forward and backward), then zeroed by the mask.
@@ -114,8 +129,9 @@ def scaled_dot_product_attention(
 ) -> Tensor | tuple[Tensor, Tensor]:
     r"""softmax(q kᵀ · scale) v, with scale = 1/√d_k by default (Vaswani et al., 2017).
 
-    Equivalent to (and, when the weights are not requested and no query row is
-    fully masked, dispatched to) :func:`torch.nn.functional.scaled_dot_product_attention`::
+    Equivalent to (and, when the weights are not requested and no query row
+    is fully masked, dispatched to)
+    :func:`torch.nn.functional.scaled_dot_product_attention`::
 
         scores = q @ k.transpose(-2, -1) * scale          # (..., T_q, T_k)
         weights = masked_softmax(scores, mask)             # rows sum to 1
@@ -140,8 +156,7 @@ def scaled_dot_product_attention(
     T_q, T_k = q.shape[-2], k.shape[-2]
     if mask is not None:
         check_mask(mask, q.shape[:-2] + (T_q, T_k))
-    if scale is None:
-        scale = 1.0 / math.sqrt(q.shape[-1])
+    scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else float(scale)
     full = _combined_mask(mask, causal, T_q, T_k, q.device)
 
     no_empty_row = full is None or bool(full.any(dim=-1).all())

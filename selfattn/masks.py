@@ -12,7 +12,13 @@ from torch import Tensor
 
 from selfattn._checks import shape_str
 
-__all__ = ["causal_mask", "padding_mask", "window_mask", "graph_mask"]
+__all__ = [
+    "causal_mask",
+    "padding_mask",
+    "window_mask",
+    "graph_mask",
+    "from_key_padding_mask",
+]
 
 
 def causal_mask(T_q: int, T_k: int | None = None, *, device=None) -> Tensor:
@@ -53,7 +59,7 @@ def padding_mask(valid_lens: Tensor | list[int], T: int) -> Tensor:
 
 
 def window_mask(T: int, radius: int, *, causal: bool = False, device=None) -> Tensor:
-    """Truncated (local) attention: query ``i`` may attend keys with ``|i - j| <= radius``.
+    """Truncated (local) attention: query ``i`` sees keys with ``|i - j| <= radius``.
 
     Args:
         T: sequence length; radius: how far each side a query may look.
@@ -63,6 +69,8 @@ def window_mask(T: int, radius: int, *, causal: bool = False, device=None) -> Te
     """
     if radius < 0:
         raise ValueError(f"radius must be non-negative, got radius={radius}")
+    if T < 0:
+        raise ValueError(f"T must be non-negative, got T={T}")
     i = torch.arange(T, device=device)[:, None]
     j = torch.arange(T, device=device)[None, :]
     band = (i - j).abs() <= radius
@@ -70,7 +78,7 @@ def window_mask(T: int, radius: int, *, causal: bool = False, device=None) -> Te
 
 
 def graph_mask(adjacency, self_loops: bool = True) -> Tensor:
-    """Attention only along edges: node ``i`` may attend node ``j`` iff ``A[i, j] != 0``.
+    """Attention along edges only: node ``i`` may attend ``j`` iff ``A[i, j] != 0``.
 
     Args:
         adjacency: ``(N, N)`` array or tensor (non-zero = edge from i to j),
@@ -83,7 +91,9 @@ def graph_mask(adjacency, self_loops: bool = True) -> Tensor:
         import networkx as nx
 
         adjacency = nx.to_numpy_array(adjacency)
-    A = torch.as_tensor(np.asarray(adjacency) if not torch.is_tensor(adjacency) else adjacency)
+    if not torch.is_tensor(adjacency):
+        adjacency = np.asarray(adjacency)
+    A = torch.as_tensor(adjacency)
     if A.dim() != 2 or A.shape[0] != A.shape[1]:
         raise ValueError(
             f"adjacency must be a square (N, N) matrix, got shape {shape_str(A)}"
@@ -92,3 +102,28 @@ def graph_mask(adjacency, self_loops: bool = True) -> Tensor:
     if self_loops:
         mask = mask | torch.eye(A.shape[0], dtype=torch.bool, device=mask.device)
     return mask
+
+
+def from_key_padding_mask(key_padding_mask: Tensor) -> Tensor:
+    """Translate PyTorch's ``key_padding_mask`` (True = *ignore*) to our polarity.
+
+    ``torch.nn.MultiheadAttention`` marks padded keys with True; here True
+    means *may attend*, so the translation is a negation plus a query axis.
+
+    Args:
+        key_padding_mask: ``(B, T_k)`` bool, True where key ``j`` of sequence
+            ``b`` is padding.
+    Returns:
+        ``(B, 1, T_k)`` bool, broadcastable to scores ``(B, T_q, T_k)``.
+    """
+    if not isinstance(key_padding_mask, Tensor) or key_padding_mask.dtype != torch.bool:
+        raise TypeError(
+            "key_padding_mask must be a bool torch.Tensor (B, T_k), got "
+            f"{getattr(key_padding_mask, 'dtype', type(key_padding_mask).__name__)}"
+        )
+    if key_padding_mask.dim() != 2:
+        raise ValueError(
+            "key_padding_mask must have shape (B, T_k), got "
+            f"{shape_str(key_padding_mask)}"
+        )
+    return ~key_padding_mask[:, None, :]  # (B, 1, T_k)

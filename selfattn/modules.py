@@ -12,7 +12,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
-from selfattn._checks import check_tensor, shape_str
+from selfattn._checks import check_mask, check_tensor, shape_str
 from selfattn.attention import scaled_dot_product_attention
 
 __all__ = ["SelfAttention", "MultiHeadAttention", "TransformerEncoderBlock"]
@@ -21,16 +21,20 @@ __all__ = ["SelfAttention", "MultiHeadAttention", "TransformerEncoderBlock"]
 def _check_input(name: str, x: Tensor, width: int) -> None:
     check_tensor(name, x, min_dim=3)
     if x.dim() != 3 or x.shape[-1] != width:
-        raise ValueError(
-            f"{name} must have shape (B, T, {width}), got {shape_str(x)}"
-        )
+        raise ValueError(f"{name} must have shape (B, T, {width}), got {shape_str(x)}")
 
 
-def _head_mask(mask: Tensor | None) -> Tensor | None:
-    """Lift a mask ``(T_q, T_k)`` or ``(B, T_q, T_k)`` to broadcast over heads."""
-    if mask is None or mask.dim() < 3:
-        return mask
-    return mask.unsqueeze(-3)  # (B, 1, T_q, T_k)
+def _head_mask(
+    mask: Tensor | None, B: int, H: int, T_q: int, T_k: int
+) -> Tensor | None:
+    """Check a mask ``(T_q, T_k)``, ``(B, T_q, T_k)`` or ``(B, H, T_q, T_k)``
+    and lift it to broadcast over heads."""
+    if mask is None:
+        return None
+    if isinstance(mask, Tensor) and mask.dim() == 4:
+        return check_mask(mask, torch.Size((B, H, T_q, T_k)))
+    check_mask(mask, torch.Size((B, T_q, T_k)))
+    return mask if mask.dim() < 3 else mask.unsqueeze(-3)  # (B, 1, T_q, T_k)
 
 
 class SelfAttention(nn.Module):
@@ -76,8 +80,10 @@ class MultiHeadAttention(nn.Module):
     r"""Multi-head attention (Vaswani et al., 2017, sec. 3.2.2).
 
     .. math::
-        \operatorname{head}_h = \operatorname{Attention}(Q W^Q_h, K W^K_h, V W^V_h),\quad
-        \operatorname{MHA} = [\operatorname{head}_1; \dots; \operatorname{head}_H]\, W^O
+        \operatorname{head}_h
+            = \operatorname{Attention}(Q W^Q_h, K W^K_h, V W^V_h),\quad
+        \operatorname{MHA}
+            = [\operatorname{head}_1; \dots; \operatorname{head}_H]\, W^O
 
     All heads are computed at once by reshaping the projections to
     ``(B, H, T, d_k)``; no Python loop over heads. With ``key`` and ``value``
@@ -128,11 +134,16 @@ class MultiHeadAttention(nn.Module):
         for name, x in (("query", query), ("key", key), ("value", value)):
             _check_input(name, x, self.embed_dim)
         B, T_q, D = query.shape
+        if key.shape[0] != B or value.shape[:2] != key.shape[:2]:
+            raise ValueError(
+                "query, key, value must share the batch size and key/value the "
+                f"length, got query {shape_str(query)}, key {shape_str(key)}, "
+                f"value {shape_str(value)}"
+            )
+        mask = _head_mask(mask, B, self.num_heads, T_q, key.shape[1])
         q = self._split(self.W_q(query))  # (B, H, T_q, d_k)
         k = self._split(self.W_k(key))  # (B, H, T_k, d_k)
         v = self._split(self.W_v(value))  # (B, H, T_k, d_k)
-        if mask is not None and mask.dim() == 3:
-            mask = _head_mask(mask)  # (B, 1, T_q, T_k)
         res = scaled_dot_product_attention(
             q, k, v, mask, causal=causal, return_weights=return_weights
         )
@@ -145,16 +156,26 @@ class MultiHeadAttention(nn.Module):
     def from_torch(cls, module: nn.MultiheadAttention) -> MultiHeadAttention:
         """Copy the weights of a ``torch.nn.MultiheadAttention`` (same outputs).
 
-        The copy is batch first whatever ``module.batch_first`` says. Only the
-        standard configuration is supported: equal query/key/value widths, no
-        ``add_bias_kv``, no ``add_zero_attn``.
+        The copy is batch first whatever ``module.batch_first`` says, and has
+        no dropout (it matches ``module`` in eval mode or with dropout 0). Only
+        the standard configuration is supported: equal query/key/value widths,
+        no ``add_bias_kv``, no ``add_zero_attn``.
+
+        Mask polarity differs: PyTorch's ``key_padding_mask`` ``(B, T_k)`` and
+        boolean ``attn_mask`` ``(T_q, T_k)`` use True = *ignore*; here
+        ``mask = ~attn_mask & ~key_padding_mask[:, None, :]`` (True = may
+        attend). PyTorch's weights are averaged over heads unless
+        ``average_attn_weights=False``; ours are per head ``(B, H, T_q, T_k)``.
         """
         if not isinstance(module, nn.MultiheadAttention):
             raise TypeError(
-                f"module must be torch.nn.MultiheadAttention, got {type(module).__name__}"
+                "module must be torch.nn.MultiheadAttention, got "
+                f"{type(module).__name__}"
             )
-        if not module._qkv_same_embed_dim or module.bias_k is not None or (
-            module.add_zero_attn
+        if (
+            not module._qkv_same_embed_dim
+            or module.bias_k is not None
+            or module.add_zero_attn
         ):
             raise ValueError(
                 "from_torch supports nn.MultiheadAttention with kdim == vdim == "
@@ -172,7 +193,8 @@ class MultiHeadAttention(nn.Module):
                 for lin, b in ((new.W_q, b_q), (new.W_k, b_k), (new.W_v, b_v)):
                     lin.bias.copy_(b)
                 new.W_o.bias.copy_(module.out_proj.bias)
-        return new.to(module.in_proj_weight.dtype)
+        W = module.in_proj_weight
+        return new.to(device=W.device, dtype=W.dtype)
 
 
 class TransformerEncoderBlock(nn.Module):
@@ -188,7 +210,11 @@ class TransformerEncoderBlock(nn.Module):
     """
 
     def __init__(
-        self, embed_dim: int, num_heads: int, ff_dim: int | None = None, dropout: float = 0.0
+        self,
+        embed_dim: int,
+        num_heads: int,
+        ff_dim: int | None = None,
+        dropout: float = 0.0,
     ):
         super().__init__()
         ff_dim = ff_dim or 4 * embed_dim
@@ -209,7 +235,9 @@ class TransformerEncoderBlock(nn.Module):
         return_weights: bool = False,
     ) -> Tensor | tuple[Tensor, Tensor]:
         """x ``(B, T, D)`` -> ``(B, T, D)`` [, weights ``(B, H, T, T)``]."""
-        res = self.attn(self.norm1(x), mask=mask, causal=causal, return_weights=return_weights)
+        res = self.attn(
+            self.norm1(x), mask=mask, causal=causal, return_weights=return_weights
+        )
         a, weights = res if return_weights else (res, None)
         h = x + self.drop(a)  # (B, T, D)
         y = h + self.drop(self.ffn(self.norm2(h)))  # (B, T, D)
