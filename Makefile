@@ -72,13 +72,13 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check .
 
 unit: $(STAMP)
-	$(BIN)/python -m pytest tests -q
+	$(BIN)/python -m pytest tests -q --ignore=tests/browser
 
 notebooks: $(STAMP)
 	$(BIN)/python -m pytest notebooks -q
 
 browser: $(HTML)
-	$(BIN)/python -m pytest tests/browser -q -m browser --run-browser
+	$(BIN)/python -m pytest tests/browser -q
 
 format: $(STAMP)
 	$(BIN)/ruff format .

@@ -31,7 +31,11 @@ from __future__ import annotations
 
 import importlib
 
-from selfattn.attention import masked_softmax, relu_weights, scaled_dot_product_attention
+from selfattn.attention import (
+    masked_softmax,
+    relu_weights,
+    scaled_dot_product_attention,
+)
 from selfattn.masks import causal_mask, graph_mask, padding_mask, window_mask
 from selfattn.modules import MultiHeadAttention, SelfAttention, TransformerEncoderBlock
 from selfattn.scoring import (
@@ -79,7 +83,7 @@ __all__ = [
 
 
 def __getattr__(name: str):
-    """Load submodules lazily, so ``selfattn.positional`` works after ``import selfattn``."""
+    """Load submodules lazily (``selfattn.positional`` after ``import selfattn``)."""
     if name in _SUBMODULES:
         return importlib.import_module(f"selfattn.{name}")
     raise AttributeError(f"module 'selfattn' has no attribute {name!r}")

@@ -1,0 +1,76 @@
+"""Every chapter notebook is committed executed, clean and listed in the book.
+
+nbval compares a fresh run with the stored outputs; these checks make sure
+there is something to compare (no unexecuted cells) and that the committed
+file is what a reader should see.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+TOC = (ROOT / "_toc.yml").read_text()
+
+
+def _load(path: Path) -> dict:
+    return json.loads(path.read_text())
+
+
+def _code_cells(nb: dict) -> list[dict]:
+    return [c for c in nb["cells"] if c["cell_type"] == "code" and "".join(c["source"])]
+
+
+def test_there_are_notebooks():
+    assert NOTEBOOKS, "no notebooks found in notebooks/"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_listed_in_the_table_of_contents(path):
+    assert f"file: notebooks/{path.stem}\n" in TOC, f"{path.name} is not in _toc.yml"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_executed_top_to_bottom_in_one_run(path):
+    counts = [c.get("execution_count") for c in _code_cells(_load(path))]
+    assert None not in counts, f"{path.name} has unexecuted code cells"
+    assert counts == list(range(1, len(counts) + 1)), (
+        f"{path.name}: execution counts {counts} are not 1..n (run it top to bottom "
+        "with `make execute NB=...`)"
+    )
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_no_errors_paths_or_addresses_in_outputs(path):
+    nb = _load(path)
+    for cell in _code_cells(nb):
+        for out in cell.get("outputs", []):
+            assert out["output_type"] != "error", f"{path.name} stores an error output"
+            text = json.dumps(out)
+            assert not re.search(r"at 0x[0-9a-f]{6,}", text), (
+                f"{path.name} prints an object address: end the line with ';'"
+            )
+            assert not re.search(r"/(work|tmp|root|home|Users)/[\w.-]+", text), (
+                f"{path.name} shows an absolute machine path in an output"
+            )
+            assert "Warning" not in "".join(out.get("text", "")), (
+                f"{path.name} shows a warning in its output"
+            )
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_kernel_and_first_cells(path):
+    nb = _load(path)
+    assert nb["metadata"]["kernelspec"]["name"] == "python3"
+    assert nb["cells"][0]["cell_type"] == "markdown"
+    assert "".join(nb["cells"][0]["source"]).startswith("# "), "first cell: the title"
+    first_code = _code_cells(nb)[0]
+    assert 'importlib.util.find_spec("selfattn")' in "".join(first_code["source"]), (
+        f"{path.name}: the first code cell must be the install cell (see CONTRIBUTING)"
+    )
+    assert "remove-cell" in first_code["metadata"].get("tags", [])
