@@ -23,8 +23,9 @@ Conventions:
 
 Modules, in teaching order: ``reference`` (numpy oracle, column and row
 conventions), ``scoring``, ``attention``, ``masks``, ``modules``,
-``positional``, ``efficient``, ``complexity``, ``data``, ``plotting``,
-``training``. Submodules load on first use: ``selfattn.positional``.
+``positional``, ``efficient``, ``complexity``, ``data``, ``graph``,
+``vision``, ``plotting``, ``training``, ``notebook``. Submodules load on
+first use: ``selfattn.positional`` works after ``import selfattn``.
 """
 
 from __future__ import annotations
@@ -58,8 +59,11 @@ _SUBMODULES = (
     "efficient",
     "complexity",
     "data",
+    "graph",
+    "vision",
     "plotting",
     "training",
+    "notebook",
 )
 
 __all__ = [
