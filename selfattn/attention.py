@@ -111,6 +111,10 @@ def relu_weights(
 def _combined_mask(
     mask: Tensor | None, causal: bool, T_q: int, T_k: int, device: torch.device
 ) -> Tensor | None:
+    """The user's mask and the causal mask in one, at least ``(1, T_k)``-shaped
+    (PyTorch's kernel rejects a 1-D mask for 4-D inputs)."""
+    if mask is not None and mask.dim() < 2:
+        mask = mask.reshape((1,) * (2 - mask.dim()) + tuple(mask.shape))
     if not causal:
         return mask
     tril = torch.ones(T_q, T_k, dtype=torch.bool, device=device).tril()

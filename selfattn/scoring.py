@@ -4,15 +4,11 @@ Stage one of attention. Each function maps queries ``(..., T_q, d_q)`` and
 keys ``(..., T_k, d_k)`` to scores ``(..., T_q, T_k)``; stage two (a softmax,
 see :mod:`selfattn.attention`) turns a row of scores into weights.
 
-===============  ==========================================================  ==========================
-name             score :math:`s(q, k)`                                       source
-===============  ==========================================================  ==========================
-dot              :math:`q^\top k`                                            Luong et al. (2015)
-scaled dot       :math:`q^\top k / \sqrt{d_k}`                               Vaswani et al. (2017)
-cosine           :math:`q^\top k / (\lVert q\rVert\,\lVert k\rVert)`         lecture notes
-additive (MLP)   :math:`w_v^\top \tanh(W_q q + W_k k)`                       Bahdanau et al. (2015)
-bilinear         :math:`q^\top W k`                                          Luong et al. (2015)
-===============  ==========================================================  ==========================
+* dot: :math:`q^\top k` (Luong et al., 2015);
+* scaled dot: :math:`q^\top k / \sqrt{d_k}` (Vaswani et al., 2017);
+* cosine: :math:`q^\top k / (\lVert q\rVert\,\lVert k\rVert)` (lecture notes);
+* additive (MLP): :math:`w_v^\top \tanh(W_q q + W_k k)` (Bahdanau et al., 2015);
+* bilinear ("general"): :math:`q^\top W k` (Luong et al., 2015).
 """
 
 from __future__ import annotations
@@ -22,7 +18,7 @@ import math
 import torch
 from torch import Tensor, nn
 
-from selfattn._checks import check_tensor, shape_str
+from selfattn._checks import check_finite, check_tensor, shape_str
 
 __all__ = [
     "dot_score",
@@ -46,6 +42,8 @@ def _check_qk(q: Tensor, k: Tensor, *, same_width: bool = True) -> None:
             f"q and k must share leading dimensions, got q {shape_str(q)}, "
             f"k {shape_str(k)}"
         )
+    check_finite("q", q)
+    check_finite("k", k)
 
 
 def dot_score(q: Tensor, k: Tensor) -> Tensor:
@@ -76,7 +74,9 @@ def scaled_dot_score(q: Tensor, k: Tensor) -> Tensor:
 
 
 def cosine_score(q: Tensor, k: Tensor, eps: float = 1e-8) -> Tensor:
-    r"""Cosine similarity :math:`s_{ij} = q_i^\top k_j / (\lVert q_i\rVert \lVert k_j\rVert)`.
+    r"""Cosine similarity :math:`s_{ij} = \cos\angle(q_i, k_j)`.
+
+    .. math:: s_{ij} = \frac{q_i^\top k_j}{\lVert q_i\rVert\,\lVert k_j\rVert}
 
     Scores lie in [-1, 1]; a zero vector gets score 0 (norms are clamped to
     ``eps``).
@@ -109,7 +109,7 @@ class AdditiveScore(nn.Module):
         self.w_v = nn.Linear(d_hidden, 1, bias=False)
 
     def forward(self, q: Tensor, k: Tensor) -> Tensor:
-        """q ``(..., T_q, d_q)``, k ``(..., T_k, d_k)`` -> scores ``(..., T_q, T_k)``."""
+        """q ``(..., T_q, d_q)``, k ``(..., T_k, d_k)`` -> ``(..., T_q, T_k)``."""
         _check_qk(q, k, same_width=False)
         if q.shape[-1] != self.W_q.in_features or k.shape[-1] != self.W_k.in_features:
             raise ValueError(
@@ -122,7 +122,9 @@ class AdditiveScore(nn.Module):
 
 
 class BilinearScore(nn.Module):
-    r"""Bilinear ("general") scores :math:`s_{ij} = q_i^\top W k_j` (Luong et al., 2015).
+    r"""Bilinear ("general") scores :math:`s_{ij} = q_i^\top W k_j`.
+
+    From Luong et al. (2015); queries and keys may have different widths.
 
     Args:
         d_q: query width; d_k: key width.
@@ -134,7 +136,7 @@ class BilinearScore(nn.Module):
         nn.init.xavier_uniform_(self.W)
 
     def forward(self, q: Tensor, k: Tensor) -> Tensor:
-        """q ``(..., T_q, d_q)``, k ``(..., T_k, d_k)`` -> scores ``(..., T_q, T_k)``."""
+        """q ``(..., T_q, d_q)``, k ``(..., T_k, d_k)`` -> ``(..., T_q, T_k)``."""
         _check_qk(q, k, same_width=False)
         if q.shape[-1] != self.W.shape[0] or k.shape[-1] != self.W.shape[1]:
             raise ValueError(

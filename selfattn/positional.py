@@ -1,0 +1,257 @@
+r"""Positional encodings: telling a permutation-equivariant layer about order.
+
+Self-attention treats its input as a set: permute the tokens and the outputs
+are permuted the same way. Position must be added to the input.
+
+* Sinusoidal (Vaswani et al., 2017), with :math:`\omega_j = 1/\text{base}^{2j/d}`:
+
+  .. math::
+
+      p_{i, 2j} = \sin(i\,\omega_j),\qquad p_{i, 2j+1} = \cos(i\,\omega_j),
+      \qquad i = 0, 1, \dots
+
+  A fixed offset :math:`\delta` is a rotation of every pair
+  :math:`(p_{i,2j}, p_{i,2j+1})`, independent of :math:`i`
+  (:func:`offset_rotation`).
+* Learned: a table of ``max_len`` trainable vectors; it cannot encode a
+  position it has no row for (:class:`LearnedPositionalEmbedding`).
+* Rotary, RoPE (Su et al., 2024): rotate the pairs of queries and keys by
+  :math:`m\,\omega_j`, so :math:`\langle \text{rope}(q, m),
+  \text{rope}(k, n)\rangle` depends only on :math:`m - n`
+  (:func:`apply_rotary`).
+
+Angles are computed in float64 and cast, so the tables are exact to the
+precision of the requested dtype.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor, nn
+
+from selfattn._checks import check_finite, check_tensor, shape_str
+
+__all__ = [
+    "frequencies",
+    "sinusoidal_encoding",
+    "offset_rotation",
+    "offset_matrix",
+    "SinusoidalPositionalEncoding",
+    "LearnedPositionalEmbedding",
+    "apply_rotary",
+]
+
+_LOW_PRECISION = (torch.float16, torch.bfloat16)
+
+
+def _check_dim(dim: int) -> None:
+    if not isinstance(dim, int) or dim <= 0 or dim % 2 != 0:
+        raise ValueError(
+            f"dim must be a positive even integer (sin/cos pairs), got dim={dim}"
+        )
+
+
+def frequencies(dim: int, base: float = 10000.0) -> Tensor:
+    r"""The angular frequencies :math:`\omega_j = \text{base}^{-2j/d}`, float64.
+
+    Args:
+        dim: the encoding width ``d`` (even); base: the wavelength scale.
+    Returns:
+        ``(dim // 2,)``, from :math:`\omega_0 = 1` down towards ``1 / base``.
+    """
+    _check_dim(dim)
+    if base <= 0:
+        raise ValueError(f"base must be positive, got base={base}")
+    j = torch.arange(dim // 2, dtype=torch.float64)
+    return base ** (-2.0 * j / dim)  # (dim/2,)
+
+
+def sinusoidal_encoding(
+    num_positions: int,
+    dim: int,
+    base: float = 10000.0,
+    *,
+    dtype: torch.dtype = torch.float32,
+    device: torch.device | str | None = None,
+) -> Tensor:
+    r"""The sinusoidal table :math:`P` (Vaswani et al., 2017, sec. 3.5).
+
+    .. math:: P_{i, 2j} = \sin(i / \text{base}^{2j/d}),\qquad
+              P_{i, 2j+1} = \cos(i / \text{base}^{2j/d})
+
+    Args:
+        num_positions: how many positions ``i = 0 .. num_positions - 1``.
+        dim: the width ``d``; must be even (ValueError otherwise).
+        base: the wavelength scale, 10000 in the paper.
+        dtype: of the result, float32 by default; device: of the result.
+    Returns:
+        ``P`` of shape ``(num_positions, dim)``; add ``P[:T]`` to ``x (B, T, dim)``.
+    """
+    if num_positions < 0:
+        raise ValueError(f"num_positions must be non-negative, got {num_positions}")
+    omega = frequencies(dim, base)  # (dim/2,)
+    i = torch.arange(num_positions, dtype=torch.float64)
+    angles = i[:, None] * omega[None, :]  # (num_positions, dim/2)
+    P = torch.empty(num_positions, dim, dtype=torch.float64)
+    P[:, 0::2] = torch.sin(angles)  # even columns 2j
+    P[:, 1::2] = torch.cos(angles)  # odd columns 2j+1
+    return P.to(dtype=dtype, device=device)
+
+
+def offset_rotation(
+    delta: float, dim: int, base: float = 10000.0, *, dtype: torch.dtype = torch.float32
+) -> Tensor:
+    r"""The 2x2 maps :math:`M_j(\delta)` taking position ``i`` to ``i + delta``.
+
+    .. math::
+        M_j(\delta) = \begin{pmatrix} \cos\delta\omega_j & \sin\delta\omega_j \\
+                      -\sin\delta\omega_j & \cos\delta\omega_j \end{pmatrix},\qquad
+        M_j(\delta) \begin{pmatrix} p_{i,2j} \\ p_{i,2j+1} \end{pmatrix}
+        = \begin{pmatrix} p_{i+\delta,2j} \\ p_{i+\delta,2j+1} \end{pmatrix}
+
+    for every ``i`` (the angle-sum formulas); ``M_j`` does not depend on ``i``.
+
+    Args:
+        delta: the offset (any real, may be negative); dim: even width; base.
+        dtype: of the result.
+    Returns:
+        ``(dim // 2, 2, 2)``, block ``j`` acting on the pair ``(2j, 2j+1)``.
+    """
+    theta = float(delta) * frequencies(dim, base)  # (dim/2,)
+    c, s = torch.cos(theta), torch.sin(theta)
+    M = torch.stack([torch.stack([c, s], -1), torch.stack([-s, c], -1)], -2)
+    return M.to(dtype)  # (dim/2, 2, 2)
+
+
+def offset_matrix(
+    delta: float, dim: int, base: float = 10000.0, *, dtype: torch.dtype = torch.float32
+) -> Tensor:
+    r"""The blocks of :func:`offset_rotation` as one ``(dim, dim)`` matrix.
+
+    Block diagonal, so ``M @ P[i] == P[i + delta]`` for a column vector, or
+    ``P[:-delta] @ M.T == P[delta:]`` for the rows of the table.
+
+    Returns:
+        ``(dim, dim)``.
+    """
+    return torch.block_diag(*offset_rotation(delta, dim, base, dtype=dtype))
+
+
+def _check_x(x: Tensor, dim: int) -> None:
+    check_tensor("x", x, min_dim=2)
+    if x.shape[-1] != dim:
+        raise ValueError(
+            f"x must have width {dim} in its last dimension (..., T, {dim}), "
+            f"got shape {shape_str(x)}"
+        )
+
+
+class SinusoidalPositionalEncoding(nn.Module):
+    """Add the sinusoidal table to ``x``: ``x + P[:T]``, for any length ``T``.
+
+    No parameters and no maximum length: the table is computed on the fly in
+    the dtype and device of ``x``.
+
+    Args:
+        dim: the model width ``D`` (even); base: wavelength scale.
+    """
+
+    def __init__(self, dim: int, base: float = 10000.0) -> None:
+        super().__init__()
+        _check_dim(dim)
+        self.dim, self.base = dim, base
+
+    def forward(self, x: Tensor) -> Tensor:
+        """x ``(B, T, D)`` or ``(T, D)`` -> ``x + P[:T]`` of the same shape."""
+        _check_x(x, self.dim)
+        T = x.shape[-2]
+        P = sinusoidal_encoding(T, self.dim, self.base, dtype=x.dtype, device=x.device)
+        return x + P  # (..., T, D)
+
+
+class LearnedPositionalEmbedding(nn.Module):
+    """A trainable vector per position, up to ``max_len`` (as in Devlin et al., 2019).
+
+    Unlike the sinusoidal table it has no row for a position beyond
+    ``max_len - 1``: longer sequences raise a ``ValueError``.
+
+    Args:
+        max_len: number of positions in the table; dim: width ``D``.
+        generator: for the initial values (normal, std 0.02); optional.
+    """
+
+    def __init__(
+        self, max_len: int, dim: int, *, generator: torch.Generator | None = None
+    ) -> None:
+        super().__init__()
+        if max_len <= 0 or dim <= 0:
+            raise ValueError(
+                f"max_len and dim must be positive, got max_len={max_len}, dim={dim}"
+            )
+        self.max_len, self.dim = max_len, dim
+        self.weight = nn.Parameter(torch.empty(max_len, dim))
+        nn.init.normal_(self.weight, std=0.02, generator=generator)
+
+    def forward(self, x: Tensor | int) -> Tensor:
+        """x ``(B, T, D)`` -> ``x + E[:T]``; an int ``T`` -> the rows ``E[:T]``."""
+        T = x if isinstance(x, int) else None
+        if T is None:
+            _check_x(x, self.dim)
+            T = x.shape[-2]
+        if T > self.max_len:
+            raise ValueError(
+                f"sequence length T={T} exceeds max_len={self.max_len} of this "
+                "learned table; use a longer table or a sinusoidal/rotary encoding"
+            )
+        if T < 0:
+            raise ValueError(f"sequence length must be non-negative, got T={T}")
+        E = self.weight[:T]  # (T, D)
+        return E if isinstance(x, int) else x + E.to(x.dtype)  # (..., T, D)
+
+
+def apply_rotary(
+    x: Tensor, positions: Tensor | None = None, base: float = 10000.0
+) -> Tensor:
+    r"""Rotary position embedding (RoPE; Su et al., 2024) of queries or keys.
+
+    Each pair :math:`(x_{2j}, x_{2j+1})` of the vector at position :math:`m`
+    is rotated by the angle :math:`m\,\omega_j`:
+
+    .. math::
+        \begin{pmatrix} x'_{2j} \\ x'_{2j+1} \end{pmatrix}
+        = \begin{pmatrix} \cos m\omega_j & -\sin m\omega_j \\
+                          \sin m\omega_j & \cos m\omega_j \end{pmatrix}
+          \begin{pmatrix} x_{2j} \\ x_{2j+1} \end{pmatrix}
+
+    so :math:`\langle R_m q, R_n k\rangle = q^\top R_{n-m} k` depends only on
+    the offset. Apply to ``q`` and ``k`` (not ``v``) before the scores.
+
+    Args:
+        x: ``(..., T, d)`` with ``d`` even (e.g. ``(B, H, T, d_k)``).
+        positions: ``(T,)`` (or broadcastable to ``(..., T)``) position of each
+            row; default ``0 .. T-1``.
+        base: wavelength scale of :math:`\omega_j = \text{base}^{-2j/d}`.
+    Returns:
+        A tensor of the shape and dtype of ``x``.
+    """
+    check_tensor("x", x, min_dim=2)
+    check_finite("x", x)
+    T, d = x.shape[-2], x.shape[-1]
+    if d % 2 != 0:
+        raise ValueError(f"x must have an even last dimension d, got {shape_str(x)}")
+    if positions is None:
+        positions = torch.arange(T, device=x.device)
+    positions = torch.as_tensor(positions, device=x.device)
+    if positions.dim() == 0 or positions.shape[-1] != T:
+        raise ValueError(
+            f"positions must end with T={T} entries, got shape {shape_str(positions)} "
+            f"for x {shape_str(x)}"
+        )
+    work = torch.float32 if x.dtype in _LOW_PRECISION else x.dtype
+    omega = frequencies(d, base).to(x.device)  # (d/2,)
+    angles = (positions.to(torch.float64)[..., None] * omega).to(work)  # (..., T, d/2)
+    cos, sin = torch.cos(angles), torch.sin(angles)
+    x1, x2 = x[..., 0::2].to(work), x[..., 1::2].to(work)  # (..., T, d/2) each
+    rotated = (x1 * cos - x2 * sin, x1 * sin + x2 * cos)  # new (x_2j, x_2j+1)
+    out = torch.stack(rotated, dim=-1)  # (..., T, d/2, 2)
+    return out.flatten(-2).to(x.dtype)  # (..., T, d), pairs interleaved back

@@ -1,0 +1,267 @@
+"""selfattn.attention against PyTorch's own attention and softmax, and numerics."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+from torch.autograd import gradcheck
+
+from selfattn import SelfAttention, masked_softmax, relu_weights
+from selfattn import reference as ref
+from selfattn import scaled_dot_product_attention as sdpa
+
+
+def randn(gen, *shape, dtype=torch.float64):
+    return torch.randn(*shape, generator=gen, dtype=dtype)
+
+
+def random_mask(gen, *shape, p=0.5, every_row=True):
+    """Random bool mask; with ``every_row`` each query keeps at least key 0."""
+    m = torch.rand(*shape, generator=gen) < p
+    if every_row:
+        m[..., 0] = True
+    return m
+
+
+def softmax_oracle(scores, mask=None):
+    """Independent softmax: -inf at masked keys, then torch.softmax."""
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
+    return torch.softmax(scores, dim=-1)
+
+
+# --- masked_softmax ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("shape", [(5,), (3, 7), (2, 4, 6), (2, 3, 4, 5)])
+def test_masked_softmax_matches_torch_softmax(gen, shape):
+    scores = randn(gen, *shape)
+    mask = random_mask(gen, *shape)
+    torch.testing.assert_close(masked_softmax(scores), torch.softmax(scores, -1))
+    torch.testing.assert_close(
+        masked_softmax(scores, mask), softmax_oracle(scores, mask)
+    )
+
+
+def test_masked_softmax_other_dim_and_broadcast_mask(gen):
+    scores = randn(gen, 2, 4, 6)
+    mask = random_mask(gen, 6)  # (T_k,) broadcasts over batch and queries
+    torch.testing.assert_close(
+        masked_softmax(scores, mask), softmax_oracle(scores, mask)
+    )
+    torch.testing.assert_close(masked_softmax(scores, dim=1), torch.softmax(scores, 1))
+
+
+def test_masked_softmax_fully_masked_row_is_zero_and_input_untouched(gen):
+    scores = randn(gen, 3, 5)
+    before = scores.clone()
+    mask = random_mask(gen, 3, 5)
+    mask[1] = False
+    w = masked_softmax(scores, mask)
+    assert torch.equal(w[1], torch.zeros(5, dtype=w.dtype))
+    torch.testing.assert_close(w.sum(-1), torch.tensor([1.0, 0.0, 1.0]).double())
+    assert torch.equal(scores, before)
+
+
+def test_masked_softmax_neg_inf_scores_count_as_masked():
+    scores = torch.tensor([[0.0, float("-inf"), 1.0], [float("-inf")] * 3])
+    w = masked_softmax(scores)
+    assert not w.isnan().any()
+    assert w[0, 1] == 0 and torch.equal(w[1], torch.zeros(3))
+    torch.testing.assert_close(w[0], torch.softmax(torch.tensor([0.0, -1e30, 1.0]), 0))
+
+
+@pytest.mark.parametrize("big", [1e2, 1e3, 1e4])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16])
+def test_masked_softmax_huge_scores_stay_finite(big, dtype):
+    scores = torch.tensor([[big, -big, 0.0], [-big, -big, -big]], dtype=dtype)
+    w = masked_softmax(scores, torch.tensor([True, True, False]))
+    assert torch.isfinite(w).all()
+    expected = torch.tensor([[1.0, 0.0, 0.0], [0.5, 0.5, 0.0]], dtype=dtype)
+    torch.testing.assert_close(w, expected)
+
+
+def test_relu_weights_match_explicit(gen):
+    scores = randn(gen, 4, 6)
+    mask = random_mask(gen, 4, 6)
+    r = scores.clamp_min(0) * mask
+    total = r.sum(-1, keepdim=True)
+    expected = torch.where(total > 0, r / total, torch.zeros_like(r))
+    torch.testing.assert_close(relu_weights(scores, mask), expected)
+    torch.testing.assert_close(relu_weights(scores, normalize=False), scores.relu())
+    assert torch.equal(relu_weights(-scores.abs()), torch.zeros_like(scores))
+
+
+# --- scaled_dot_product_attention against torch ------------------------------
+
+SHAPES = [  # (batch dims, T_q, T_k, d_k, d_v)
+    ((), 4, 4, 8, 8),
+    ((2,), 3, 5, 4, 6),
+    ((2, 3), 5, 5, 8, 4),
+    ((1, 2), 1, 7, 2, 3),
+]
+
+
+@pytest.mark.parametrize("batch, T_q, T_k, d_k, d_v", SHAPES)
+@pytest.mark.parametrize("mask_kind", ["none", "full", "keys"])
+@pytest.mark.parametrize("scale", [None, 1.0, 0.1])
+def test_sdpa_matches_torch(gen, batch, T_q, T_k, d_k, d_v, mask_kind, scale):
+    q, k = randn(gen, *batch, T_q, d_k), randn(gen, *batch, T_k, d_k)
+    v = randn(gen, *batch, T_k, d_v)
+    mask = {
+        "none": None,
+        "full": random_mask(gen, *batch, T_q, T_k),
+        "keys": random_mask(gen, T_k),  # broadcast: same keys for every query
+    }[mask_kind]
+    full = None if mask is None else mask.expand(*batch, T_q, T_k)
+    expected = F.scaled_dot_product_attention(q, k, v, attn_mask=full, scale=scale)
+    torch.testing.assert_close(sdpa(q, k, v, mask, scale=scale), expected)
+
+    out, w = sdpa(q, k, v, mask, scale=scale, return_weights=True)
+    torch.testing.assert_close(out, expected)
+    s = 1 / math.sqrt(d_k) if scale is None else scale
+    torch.testing.assert_close(w, softmax_oracle(q @ k.transpose(-2, -1) * s, mask))
+
+
+@pytest.mark.parametrize("T_q, T_k", [(4, 4), (3, 6), (6, 6)])
+@pytest.mark.parametrize("with_mask", [False, True])
+def test_sdpa_causal_matches_torch_is_causal(gen, T_q, T_k, with_mask):
+    q, k, v = randn(gen, 2, T_q, 4), randn(gen, 2, T_k, 4), randn(gen, 2, T_k, 3)
+    mask = random_mask(gen, 2, T_q, T_k) if with_mask else None
+    tril = torch.ones(T_q, T_k, dtype=torch.bool).tril()
+    if with_mask:
+        full = mask & tril
+        expected = F.scaled_dot_product_attention(q, k, v, attn_mask=full)
+    else:
+        expected = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+    for return_weights in (False, True):
+        res = sdpa(q, k, v, mask, causal=True, return_weights=return_weights)
+        out = res[0] if return_weights else res
+        torch.testing.assert_close(out, expected)
+
+
+@pytest.mark.parametrize("mask_kind", ["none", "mask", "causal"])
+def test_sdpa_matches_numpy_references(gen, mask_kind):
+    q, k, v = randn(gen, 2, 4, 3), randn(gen, 2, 5, 3), randn(gen, 2, 5, 2)
+    mask = {
+        "none": None,
+        "mask": random_mask(gen, 2, 4, 5, every_row=False),
+        "causal": torch.ones(4, 5, dtype=torch.bool).tril(),
+    }[mask_kind]
+    out, w = sdpa(q, k, v, mask, return_weights=True)
+    m = None if mask is None else mask.numpy()
+    for oracle in (ref.attention_rows, ref.attention_loop):
+        o_ref, w_ref = oracle(q.numpy(), k.numpy(), v.numpy(), m)
+        np.testing.assert_allclose(out.numpy(), o_ref, atol=1e-12)
+        np.testing.assert_allclose(w.numpy(), w_ref, atol=1e-12)
+
+
+def test_sdpa_fully_masked_row_gives_zero_not_nan(gen):
+    q, k, v = randn(gen, 2, 4, 3), randn(gen, 2, 5, 3), randn(gen, 2, 5, 2)
+    mask = random_mask(gen, 2, 4, 5)
+    mask[0, 2] = False
+    out, w = sdpa(q, k, v, mask, return_weights=True)
+    assert torch.equal(out[0, 2], torch.zeros(2, dtype=out.dtype))
+    assert torch.equal(w[0, 2], torch.zeros(5, dtype=w.dtype))
+    torch.testing.assert_close(sdpa(q, k, v, mask), out)  # same without weights
+    other = torch.ones(2, 4, dtype=torch.bool)
+    other[0, 2] = False
+    torch.testing.assert_close(w.sum(-1), other.double())
+    # the other rows agree with torch
+    ok = F.scaled_dot_product_attention(q, k, v, attn_mask=mask | ~other[..., None])
+    torch.testing.assert_close(out[other], ok[other])
+
+
+# --- gradients ---------------------------------------------------------------
+
+
+def _req(x):
+    return x.detach().clone().requires_grad_(True)
+
+
+@pytest.mark.parametrize("mask_kind", ["none", "mask", "empty_row"])
+def test_gradcheck_masked_softmax(gen, mask_kind):
+    scores = _req(randn(gen, 3, 5))
+    mask = None if mask_kind == "none" else random_mask(gen, 3, 5)
+    if mask_kind == "empty_row":
+        mask[1] = False
+    assert gradcheck(lambda s: masked_softmax(s, mask), (scores,))
+
+
+@pytest.mark.parametrize("mask_kind", ["none", "mask", "empty_row", "causal"])
+@pytest.mark.parametrize("return_weights", [False, True])
+def test_gradcheck_sdpa(gen, mask_kind, return_weights):
+    q, k, v = (_req(randn(gen, 2, n, 3)) for n in (4, 5, 5))
+    mask = None if mask_kind in ("none", "causal") else random_mask(gen, 2, 4, 5)
+    if mask_kind == "empty_row":
+        mask[1, 0] = False
+
+    def f(q, k, v):
+        return sdpa(
+            q,
+            k,
+            v,
+            mask,
+            causal=mask_kind == "causal",
+            return_weights=return_weights,
+        )
+
+    assert gradcheck(f, (q, k, v))
+
+
+def test_fully_masked_row_gradient_is_finite_and_zero(gen):
+    q, k, v = (_req(randn(gen, 4, 3)) for _ in range(3))
+    mask = torch.ones(4, 4, dtype=torch.bool)
+    mask[2] = False
+    for return_weights in (False, True):
+        q.grad = None
+        res = sdpa(q, k, v, mask, return_weights=return_weights)
+        out = res[0] if return_weights else res
+        out.sum().backward()
+        assert torch.isfinite(q.grad).all()
+        assert torch.equal(q.grad[2], torch.zeros(3, dtype=q.dtype))
+
+
+def test_gradcheck_self_attention(gen):
+    layer = SelfAttention(6, 4, 3).double()
+    x = _req(randn(gen, 2, 5, 6))
+    mask = random_mask(gen, 5, 5)
+    mask[3] = False
+    assert gradcheck(lambda x: layer(x, mask), (x,))
+    assert gradcheck(lambda x: layer(x, causal=True), (x,))
+
+
+# --- low precision and large scores ------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("with_mask", [False, True])
+@pytest.mark.parametrize("return_weights", [False, True])
+def test_low_precision_close_to_float32(gen, dtype, with_mask, return_weights):
+    q, k, v = (randn(gen, 2, 6, 8, dtype=torch.float32) for _ in range(3))
+    mask = random_mask(gen, 6, 6) if with_mask else None
+    expected = sdpa(q, k, v, mask)
+    res = sdpa(
+        q.to(dtype), k.to(dtype), v.to(dtype), mask, return_weights=return_weights
+    )
+    out = res[0] if return_weights else res
+    assert out.dtype == dtype
+    torch.testing.assert_close(out.float(), expected, atol=5e-2, rtol=5e-2)
+
+
+@pytest.mark.parametrize("big", [1e2, 1e4])
+@pytest.mark.parametrize("return_weights", [False, True])
+def test_huge_scores_give_finite_outputs(gen, big, return_weights):
+    q = torch.tensor([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.0]]) * math.sqrt(big)
+    k = q.clone() * math.sqrt(2.0)  # scores up to +-big
+    v = randn(gen, 3, 4, dtype=torch.float32)
+    res = sdpa(q, k, v, return_weights=return_weights)
+    out = res[0] if return_weights else res
+    assert torch.isfinite(out).all()
+    torch.testing.assert_close(
+        out, F.scaled_dot_product_attention(q, k, v), atol=1e-5, rtol=1e-5
+    )

@@ -1,0 +1,178 @@
+"""Attention modules against torch.nn.MultiheadAttention and
+torch.nn.TransformerEncoderLayer (weights copied), and against the functional core."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from selfattn import (
+    MultiHeadAttention,
+    SelfAttention,
+    TransformerEncoderBlock,
+    causal_mask,
+    padding_mask,
+)
+from selfattn.masks import from_key_padding_mask
+
+
+def randomize(module: nn.Module, gen: torch.Generator, std: float = 0.3) -> nn.Module:
+    """Fill every parameter (biases too) from ``gen``: no zeros hiding bugs."""
+    with torch.no_grad():
+        for p in module.parameters():
+            p.copy_(torch.randn(p.shape, generator=gen, dtype=p.dtype) * std)
+    return module
+
+
+def randn(gen, *shape):
+    return torch.randn(*shape, generator=gen, dtype=torch.float64)
+
+
+# --- SelfAttention -------------------------------------------------------------
+
+
+@pytest.mark.parametrize("d_in, d_k, d_v", [(6, 4, 4), (5, 3, 7)])
+@pytest.mark.parametrize("bias", [False, True])
+def test_self_attention_matches_torch_sdpa(gen, d_in, d_k, d_v, bias):
+    layer = randomize(SelfAttention(d_in, d_k, d_v, bias=bias).double(), gen)
+    x = randn(gen, 2, 5, d_in)
+    q, k, v = layer.W_q(x), layer.W_k(x), layer.W_v(x)
+    mask = causal_mask(5)
+    for m in (None, mask):
+        expected = F.scaled_dot_product_attention(q, k, v, attn_mask=m)
+        torch.testing.assert_close(layer(x, m), expected)
+    out, w = layer(x, causal=True, return_weights=True)
+    torch.testing.assert_close(out, F.scaled_dot_product_attention(q, k, v, mask))
+    assert w.shape == (2, 5, 5)
+    assert not any(n for n, _ in layer.named_buffers())  # no hidden state
+
+
+def test_self_attention_causal_ignores_the_future(gen):
+    layer = SelfAttention(4, 4).double()
+    x = randn(gen, 1, 6, 4)
+    y = x.clone()
+    y[:, 4:] = randn(gen, 1, 2, 4)  # change the last two tokens only
+    torch.testing.assert_close(
+        layer(x, causal=True)[:, :4], layer(y, causal=True)[:, :4]
+    )
+
+
+# --- MultiHeadAttention vs torch.nn.MultiheadAttention ---------------------------
+
+
+def torch_mha(gen, D, H, batch_first, bias=True):
+    m = nn.MultiheadAttention(D, H, batch_first=batch_first, bias=bias)
+    return randomize(m.double(), gen).eval()
+
+
+def run_torch(mha, q, k, v, **kw):
+    """Call torch's module on batch-first tensors, whatever its batch_first."""
+    if not mha.batch_first:
+        q, k, v = (t.transpose(0, 1) for t in (q, k, v))  # (T, B, D)
+    out, w = mha(q, k, v, need_weights=True, average_attn_weights=False, **kw)
+    return (out if mha.batch_first else out.transpose(0, 1)), w
+
+
+@pytest.mark.parametrize("batch_first", [True, False])
+@pytest.mark.parametrize("bias", [True, False])
+@pytest.mark.parametrize("D, H, T_q, T_k", [(8, 2, 5, 5), (12, 3, 4, 6), (6, 1, 3, 3)])
+def test_from_torch_self_and_cross_attention(gen, batch_first, bias, D, H, T_q, T_k):
+    ref = torch_mha(gen, D, H, batch_first, bias)
+    ours = MultiHeadAttention.from_torch(ref)
+    q, kv = randn(gen, 2, T_q, D), randn(gen, 2, T_k, D)
+    expected, w_expected = run_torch(ref, q, kv, kv)
+    out, w = ours(q, kv, kv, return_weights=True)
+    torch.testing.assert_close(out, expected)
+    torch.testing.assert_close(w, w_expected)  # per head (B, H, T_q, T_k)
+    torch.testing.assert_close(ours(q, kv), expected)  # value defaults to key
+    if T_q == T_k:
+        x = q
+        torch.testing.assert_close(ours(x), run_torch(ref, x, x, x)[0])
+
+
+@pytest.mark.parametrize("batch_first", [True, False])
+@pytest.mark.parametrize("use_attn_mask", [False, True])
+def test_from_torch_key_padding_translation(gen, batch_first, use_attn_mask):
+    """torch: key_padding_mask True = IGNORE; ours: True = may attend."""
+    D, H, T = 8, 2, 5
+    ref = torch_mha(gen, D, H, batch_first)
+    ours = MultiHeadAttention.from_torch(ref)
+    x = randn(gen, 3, T, D)
+    lens = torch.tensor([5, 2, 3])
+    key_padding_mask = torch.arange(T)[None, :] >= lens[:, None]  # (B, T) True = pad
+    attn_mask = ~causal_mask(T) if use_attn_mask else None  # torch: True = forbid
+    expected, w_expected = run_torch(
+        ref, x, x, x, key_padding_mask=key_padding_mask, attn_mask=attn_mask
+    )
+    mask = from_key_padding_mask(key_padding_mask)  # (B, 1, T)
+    assert torch.equal(mask, padding_mask(lens, T))
+    if use_attn_mask:
+        mask = mask & ~attn_mask  # (B, T, T)
+    out, w = ours(x, mask=mask, return_weights=True)
+    torch.testing.assert_close(out, expected)
+    torch.testing.assert_close(w, w_expected)
+    assert (w[1, :, :, 2:] == 0).all()  # padded keys get exactly zero weight
+
+
+@pytest.mark.parametrize("shape", ["(T,T)", "(B,T,T)", "(B,H,T,T)", "(B,1,T)"])
+def test_mha_mask_shapes_agree(gen, shape):
+    mha = randomize(MultiHeadAttention(8, 2).double(), gen)
+    x = randn(gen, 2, 4, 8)
+    base = torch.rand(4, 4, generator=gen) < 0.6
+    base[:, 0] = True
+    masks = {  # (mask given, the (T_q, T_k) pattern it means for every b, h)
+        "(T,T)": (base, base),
+        "(B,T,T)": (base.expand(2, 4, 4), base),
+        "(B,H,T,T)": (base.expand(2, 2, 4, 4), base),
+        "(B,1,T)": (base[:1].expand(2, 1, 4), base[:1].expand(4, 4)),
+    }
+    mask, pattern = masks[shape]
+    out, w = mha(x, mask=mask, return_weights=True)
+    assert torch.equal(w > 0, pattern.expand(2, 2, 4, 4))
+    torch.testing.assert_close(out, mha(x, mask=pattern))
+
+
+def test_mha_per_head_mask(gen):
+    mha = randomize(MultiHeadAttention(8, 2).double(), gen)
+    x = randn(gen, 1, 4, 8)
+    mask = torch.stack([causal_mask(4), causal_mask(4).T])[None]  # (1, H, T, T)
+    _, w = mha(x, mask=mask, return_weights=True)
+    assert torch.equal(w > 0, mask)
+
+
+def test_mha_from_torch_dtype_and_unsupported(gen):
+    ours = MultiHeadAttention.from_torch(torch_mha(gen, 4, 2, True))
+    assert ours.W_q.weight.dtype == torch.float64
+    with pytest.raises(ValueError, match="kdim == vdim == embed_dim"):
+        MultiHeadAttention.from_torch(nn.MultiheadAttention(4, 2, kdim=3))
+    with pytest.raises(ValueError, match="add_bias_kv"):
+        MultiHeadAttention.from_torch(nn.MultiheadAttention(4, 2, add_bias_kv=True))
+    with pytest.raises(TypeError, match="nn.MultiheadAttention, got Linear"):
+        MultiHeadAttention.from_torch(nn.Linear(4, 4))
+
+
+# --- TransformerEncoderBlock vs torch.nn.TransformerEncoderLayer -----------------
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_encoder_block_matches_torch_pre_norm_layer(gen, causal):
+    D, H, F_ = 8, 2, 16
+    ref = nn.TransformerEncoderLayer(
+        D, H, F_, dropout=0.0, activation="gelu", batch_first=True, norm_first=True
+    )
+    ref = randomize(ref.double(), gen).eval()
+    block = TransformerEncoderBlock(D, H, F_).double()
+    block.attn = MultiHeadAttention.from_torch(ref.self_attn)
+    block.norm1.load_state_dict(ref.norm1.state_dict())
+    block.norm2.load_state_dict(ref.norm2.state_dict())
+    block.ffn[0].load_state_dict(ref.linear1.state_dict())
+    block.ffn[2].load_state_dict(ref.linear2.state_dict())
+    x = randn(gen, 2, 5, D)
+    mask = causal_mask(5)
+    expected = ref(x, src_mask=~mask, is_causal=True) if causal else ref(x)
+    torch.testing.assert_close(block(x, causal=causal), expected)
+    y, w = block(x, causal=causal, return_weights=True)
+    torch.testing.assert_close(y, expected)
+    assert w.shape == (2, H, 5, 5)
