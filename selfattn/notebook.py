@@ -26,6 +26,7 @@ def glue(name: str, value: T, display: bool = False) -> T:
     Args:
         name: the key used in the text, unique within the notebook.
         value: any object; the book shows its plain-text (or rich) display.
+            A numpy or torch scalar is stored as the Python number it holds.
         display: also show the value as the cell's output (MyST-NB's default
             is True; here it is False so cells stay quiet).
 
@@ -38,5 +39,15 @@ def glue(name: str, value: T, display: bool = False) -> T:
         from myst_nb import glue as myst_glue
     except ImportError:
         return value
-    myst_glue(name, value, display=display)
+    # numpy / torch scalars print as ``np.float64(0.5)``, which MyST-NB's
+    # number formats (``{glue:text}`x:.2f` ``) cannot parse: glue the Python number.
+    stored = value.item() if hasattr(value, "item") and _is_scalar(value) else value
+    myst_glue(name, stored, display=display)
     return value
+
+
+def _is_scalar(value: object) -> bool:
+    """True for numpy scalars and one-element tensors/arrays."""
+    size = getattr(value, "size", None)
+    size = size() if callable(size) else size
+    return getattr(value, "ndim", None) == 0 or size in (1, (1,))

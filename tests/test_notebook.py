@@ -55,3 +55,24 @@ def test_glue_without_myst_nb_is_a_silent_no_op(monkeypatch, capsys):
 def test_glue_name_must_be_a_string(name):
     with pytest.raises(ValueError, match="name must be a non-empty string"):
         glue(name, 1)
+
+
+def test_glue_stores_numpy_and_torch_scalars_as_python_numbers(monkeypatch):
+    import numpy as np
+    import torch
+
+    import selfattn.notebook as nbmod
+
+    seen = {}
+
+    def fake_glue(name, value, display=False):
+        seen[name] = value
+
+    import myst_nb
+
+    monkeypatch.setattr(myst_nb, "glue", fake_glue)
+    for name, value in [("a", np.float64(0.25)), ("b", torch.tensor(3)), ("c", 7)]:
+        assert nbmod.glue(name, value) is value
+    assert type(seen["a"]) is float and seen["a"] == 0.25
+    assert type(seen["b"]) is int and seen["b"] == 3
+    assert seen["c"] == 7
