@@ -1,0 +1,253 @@
+r"""Attention on graphs: every node attends only to its neighbours.
+
+A graph is a set of node vectors ``x`` ``(N, F)`` plus edges. The edges say
+which pairs are related, so attention is computed only along them: the mask
+of :func:`selfattn.masks.graph_mask` (True = may attend) sets every other
+weight to exactly zero. Two scores are offered:
+
+* **dot product** (:func:`edge_attention`): ordinary scaled dot-product
+  self-attention restricted to edges; on a complete graph it *is* ordinary
+  self-attention.
+* **graph attention network, GAT** (Veličković et al., 2018), per head
+  :math:`h`, with :math:`z_i = W_h x_i`:
+
+  .. math::
+
+      e_{ij} = \operatorname{LeakyReLU}\big(a_h^\top [\, z_i \,\|\, z_j \,]\big),
+      \qquad
+      \alpha_{ij} = \frac{\exp e_{ij}}{\sum_{l \in \mathcal{N}(i)} \exp e_{il}},
+      \qquad
+      x'_i = \sum_{j \in \mathcal{N}(i)} \alpha_{ij}\, z_j ,
+
+  where :math:`\mathcal{N}(i)` are the neighbours of :math:`i` (itself
+  included when the mask has self-loops). Heads are concatenated (hidden
+  layers) or averaged (the output layer).
+
+The implementation is dense, ``(N, N)`` per head: exact and simple, right for
+graphs of up to a few thousand nodes; large sparse graphs need edge lists.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+from selfattn._checks import check_mask, check_tensor, shape_str
+from selfattn.attention import masked_softmax, scaled_dot_product_attention
+from selfattn.masks import graph_mask
+
+__all__ = ["edge_attention", "gat_attention", "GraphAttentionLayer", "GAT"]
+
+
+def edge_attention(
+    q: Tensor,
+    k: Tensor,
+    v: Tensor,
+    adjacency,
+    *,
+    self_loops: bool = True,
+    scale: float | None = None,
+    return_weights: bool = False,
+) -> Tensor | tuple[Tensor, Tensor]:
+    r"""Scaled dot-product self-attention along the edges of a graph only.
+
+    .. math:: w_{ij} = \frac{[j \in \mathcal{N}(i)]\, e^{q_i \cdot k_j / \sqrt{d_k}}}
+        {\sum_{l \in \mathcal{N}(i)} e^{q_i \cdot k_l / \sqrt{d_k}}}
+
+    Equivalent to ``scaled_dot_product_attention(q, k, v,
+    graph_mask(adjacency, self_loops))``: weights off the neighbourhood are
+    exactly zero, and a node with no neighbour (and no self-loop) gets a
+    zero output.
+
+    Args:
+        q, k: ``(..., N, d_k)``; v: ``(..., N, d_v)``, one row per node.
+        adjacency: ``(N, N)`` array/tensor (non-zero = edge ``i -> j``) or a
+            networkx graph.
+        self_loops: let every node attend to itself too.
+        scale: multiplier of the scores; default ``1 / sqrt(d_k)``.
+        return_weights: also return the ``(..., N, N)`` weights.
+
+    Returns:
+        ``(..., N, d_v)``, or ``(out, weights)``.
+    """
+    mask = graph_mask(adjacency, self_loops=self_loops).to(q.device)
+    if mask.shape[-1] != q.shape[-2]:
+        raise ValueError(
+            f"adjacency has {mask.shape[-1]} nodes but q has {q.shape[-2]} rows "
+            f"(q {shape_str(q)}); one row per node"
+        )
+    return scaled_dot_product_attention(
+        q, k, v, mask, scale=scale, return_weights=return_weights
+    )
+
+
+def gat_attention(
+    x: Tensor,
+    mask: Tensor,
+    W: Tensor,
+    a: Tensor,
+    *,
+    negative_slope: float = 0.2,
+) -> tuple[Tensor, Tensor]:
+    r"""Graph attention (Veličković et al., 2018, eqs. 1-4), all heads at once.
+
+    .. math::
+        z = x W_h,\quad
+        e_{ij} = \operatorname{LeakyReLU}(a_{h,1}^\top z_i + a_{h,2}^\top z_j),
+        \quad \alpha = \operatorname{masked\_softmax}(e, \text{mask}),
+        \quad \text{out} = \alpha z
+
+    Splitting :math:`a_h = [a_{h,1}; a_{h,2}]` turns :math:`a_h^\top [z_i \| z_j]`
+    into the sum of a per-query and a per-key term, so no ``(N, N, 2F')``
+    tensor of pairs is ever built.
+
+    Args:
+        x: node features ``(N, F)`` or ``(B, N, F)``.
+        mask: bool ``(N, N)`` (or broadcastable to ``(B, H, N, N)``); True =
+            edge ``i -> j``, e.g. :func:`selfattn.masks.graph_mask`.
+        W: ``(H, F, F')`` one projection per head.
+        a: ``(H, 2 F')`` one attention vector per head, ``[a_1; a_2]``.
+        negative_slope: of the LeakyReLU (0.2 in the paper).
+
+    Returns:
+        ``(out, weights)``: ``(..., H, N, F')`` per-head outputs (before any
+        non-linearity) and ``(..., H, N, N)`` weights, zero off the edges.
+    """
+    check_tensor("x", x, min_dim=2)
+    check_tensor("W", W, min_dim=3)
+    check_tensor("a", a, min_dim=2)
+    H, F_in, F_out = W.shape
+    if x.shape[-1] != F_in:
+        raise ValueError(
+            f"x has F={x.shape[-1]} features but W {shape_str(W)} expects {F_in}"
+        )
+    if a.shape != (H, 2 * F_out):
+        raise ValueError(
+            f"a must have shape (H, 2F') = ({H}, {2 * F_out}), got {shape_str(a)}"
+        )
+    N = x.shape[-2]
+    check_mask(mask, x.shape[:-2] + (H, N, N))
+    z = torch.einsum("...nf,hfo->...hno", x, W)  # (..., H, N, F')
+    s_dst = (z * a[:, None, :F_out]).sum(-1)  # (..., H, N)  a_1 . z_i
+    s_src = (z * a[:, None, F_out:]).sum(-1)  # (..., H, N)  a_2 . z_j
+    e = F.leaky_relu(s_dst[..., :, None] + s_src[..., None, :], negative_slope)
+    weights = masked_softmax(e, mask)  # (..., H, N, N)
+    return weights @ z, weights  # (..., H, N, F')
+
+
+class GraphAttentionLayer(nn.Module):
+    r"""One GAT layer (Veličković et al., 2018) with ``H`` heads.
+
+    .. math::
+        x'_i = \big\Vert_{h=1}^{H} \sum_{j \in \mathcal{N}(i)} \alpha^h_{ij} W_h x_j
+        \ \ \text{(concat)}\qquad\text{or}\qquad
+        x'_i = \frac{1}{H} \sum_{h=1}^{H} \sum_{j \in \mathcal{N}(i)}
+        \alpha^h_{ij} W_h x_j\ \ \text{(average)}
+
+    plus an optional bias; the non-linearity (ELU in the paper) is left to
+    the caller. Dropout, if any, acts on the attention weights in training
+    (the weights returned are those before dropout).
+
+    Args:
+        in_dim: ``F``; out_dim: ``F'`` per head; num_heads: ``H``.
+        concat: concatenate the heads (output ``H F'``) or average them
+            (output ``F'``).
+        negative_slope: of the LeakyReLU; dropout: on the weights.
+        bias: add a learned bias to the output.
+        generator: for the Glorot-uniform initial values; optional.
+    """
+
+    def __init__(
+        self,
+        in_dim: int,
+        out_dim: int,
+        num_heads: int = 1,
+        *,
+        concat: bool = True,
+        negative_slope: float = 0.2,
+        dropout: float = 0.0,
+        bias: bool = True,
+        generator: torch.Generator | None = None,
+    ) -> None:
+        super().__init__()
+        if min(in_dim, out_dim, num_heads) < 1:
+            raise ValueError(
+                "in_dim, out_dim and num_heads must be positive, got "
+                f"{in_dim}, {out_dim}, {num_heads}"
+            )
+        self.num_heads, self.out_dim, self.concat = num_heads, out_dim, concat
+        self.negative_slope = negative_slope
+        self.W = nn.Parameter(torch.empty(num_heads, in_dim, out_dim))
+        self.a = nn.Parameter(torch.empty(num_heads, 2 * out_dim))
+        width = num_heads * out_dim if concat else out_dim
+        self.bias = nn.Parameter(torch.zeros(width)) if bias else None
+        self.drop = nn.Dropout(dropout)
+        bound_W = math.sqrt(6.0 / (in_dim + out_dim))
+        bound_a = math.sqrt(6.0 / (2 * out_dim + 1))
+        with torch.no_grad():
+            self.W.uniform_(-bound_W, bound_W, generator=generator)
+            self.a.uniform_(-bound_a, bound_a, generator=generator)
+
+    def forward(
+        self, x: Tensor, mask: Tensor, *, return_weights: bool = False
+    ) -> Tensor | tuple[Tensor, Tensor]:
+        """x ``(N, F)`` or ``(B, N, F)``, mask ``(N, N)`` -> ``(..., N, H F')``
+        (concat) or ``(..., N, F')`` (average) [, weights ``(..., H, N, N)``]."""
+        heads, weights = gat_attention(
+            x, mask, self.W, self.a, negative_slope=self.negative_slope
+        )
+        if self.drop.p > 0 and self.training:  # dropout on the weights
+            heads = self.drop(weights) @ torch.einsum("...nf,hfo->...hno", x, self.W)
+        if self.concat:
+            out = heads.transpose(-3, -2).flatten(-2)  # (..., N, H F')
+        else:
+            out = heads.mean(dim=-3)  # (..., N, F')
+        if self.bias is not None:
+            out = out + self.bias
+        return (out, weights) if return_weights else out
+
+
+class GAT(nn.Module):
+    r"""The two-layer graph attention network of Veličković et al. (2018).
+
+    .. math::
+        h = \operatorname{ELU}(\text{GAT}_{\text{concat}}(x)),\qquad
+        \text{logits} = \text{GAT}_{\text{average}}(h)
+
+    Args:
+        in_dim: node feature width; hidden_dim: width per head of layer 1;
+        num_classes: output width; num_heads: heads of layer 1 (layer 2 has
+        one); dropout: on the inputs of both layers and on the weights.
+        generator: for the initial values; optional.
+    """
+
+    def __init__(
+        self,
+        in_dim: int,
+        hidden_dim: int,
+        num_classes: int,
+        num_heads: int = 4,
+        *,
+        dropout: float = 0.0,
+        generator: torch.Generator | None = None,
+    ) -> None:
+        super().__init__()
+        kw = {"dropout": dropout, "generator": generator}
+        self.layer1 = GraphAttentionLayer(in_dim, hidden_dim, num_heads, **kw)
+        self.layer2 = GraphAttentionLayer(
+            num_heads * hidden_dim, num_classes, 1, concat=False, **kw
+        )
+        self.drop = nn.Dropout(dropout)
+
+    def forward(
+        self, x: Tensor, mask: Tensor, *, return_weights: bool = False
+    ) -> Tensor | tuple[Tensor, list[Tensor]]:
+        """x ``(N, F)``, mask ``(N, N)`` -> logits ``(N, C)`` [, the weights
+        of both layers, ``(H, N, N)`` and ``(1, N, N)``]."""
+        h, w1 = self.layer1(self.drop(x), mask, return_weights=True)
+        h = F.elu(h)  # (N, H F')
+        out, w2 = self.layer2(self.drop(h), mask, return_weights=True)
+        return (out, [w1, w2]) if return_weights else out

@@ -1,0 +1,314 @@
+r"""Images as sets of vectors: patches, a tiny Vision Transformer, a CNN, and
+self-attention that *is* a convolution.
+
+* :func:`patchify` cuts images ``(B, C, H, W)`` into ``N`` patches of
+  ``p x p`` pixels, each flattened to a vector of ``C p^2`` numbers: the
+  "words" of a Vision Transformer (Dosovitskiy et al., 2021). With ``p = 1``
+  every pixel is a token: a ``5 x 10`` RGB image is a set of 50 vectors of 3.
+* :class:`ViT`: patch embedding, class token, learned positions, pre-norm
+  Transformer encoder blocks, linear classifier.
+* :class:`SmallCNN`: the baseline with a built-in locality prior.
+* :func:`conv2d_as_attention`: Cordonnier et al. (2020, Theorem 1): a
+  multi-head self-attention layer with :math:`K^2` heads and relative
+  positional attention reproduces any :math:`K \times K` convolution. Head
+  :math:`h` attends only to the pixel at offset :math:`\Delta_h` from the
+  query; its value/output projection carries the kernel slice
+  :math:`W_{:,:,\Delta_h}`:
+
+  .. math::
+      \operatorname{MHSA}(X)_q = \sum_{h} \sum_{k} A^{(h)}_{qk}\, x_k\,
+      W^{(h)}_{\text{out}} + b,
+      \qquad A^{(h)}_{qk} = [\,k - q = \Delta_h\,]
+      = \operatorname{Conv}(X)_q .
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor, nn
+
+from selfattn._checks import check_tensor, shape_str
+from selfattn.attention import masked_softmax
+from selfattn.modules import TransformerEncoderBlock
+from selfattn.positional import LearnedPositionalEmbedding
+
+__all__ = [
+    "patchify",
+    "unpatchify",
+    "ViT",
+    "SmallCNN",
+    "kernel_offsets",
+    "relative_position_mask",
+    "conv2d_as_attention",
+]
+
+
+def _check_images(images: object) -> Tensor:
+    check_tensor("images", images, min_dim=4)
+    if images.dim() != 4:
+        raise ValueError(
+            f"images must have shape (B, C, H, W), got {shape_str(images)}"
+        )
+    return images
+
+
+def patchify(images: Tensor, patch: int) -> Tensor:
+    r"""Cut images into non-overlapping ``patch x patch`` squares, flattened.
+
+    Patch ``n = r (W/p) + c`` is the square in patch-row ``r``, patch-column
+    ``c`` (row-major, like reading); its vector lists channel by channel the
+    pixels row by row: ``out[b, n] = images[b, :, rp:(r+1)p, cp:(c+1)p].flatten()``.
+
+    Args:
+        images: ``(B, C, H, W)``; ``H`` and ``W`` divisible by ``patch``.
+        patch: the side ``p`` of a patch (1 = one token per pixel).
+
+    Returns:
+        ``(B, N, C p^2)`` with ``N = (H / p)(W / p)``.
+    """
+    B, C, H, W = _check_images(images).shape
+    if not isinstance(patch, int) or patch < 1 or H % patch or W % patch:
+        raise ValueError(
+            f"patch={patch} must be a positive int dividing H={H} and W={W} "
+            f"(images {shape_str(images)})"
+        )
+    p = patch
+    x = images.reshape(B, C, H // p, p, W // p, p)  # (B, C, H/p, p, W/p, p)
+    x = x.permute(0, 2, 4, 1, 3, 5)  # (B, H/p, W/p, C, p, p)
+    return x.reshape(B, (H // p) * (W // p), C * p * p)  # (B, N, C p^2)
+
+
+def unpatchify(patches: Tensor, patch: int, height: int, width: int) -> Tensor:
+    """Inverse of :func:`patchify`: ``(B, N, C p^2)`` -> ``(B, C, H, W)``."""
+    check_tensor("patches", patches, min_dim=3)
+    B, N, D = patches.shape
+    p = patch
+    if height % p or width % p or N != (height // p) * (width // p) or D % (p * p):
+        raise ValueError(
+            f"patches {shape_str(patches)} do not tile a {height}x{width} image "
+            f"with patch={p}"
+        )
+    C = D // (p * p)
+    x = patches.reshape(B, height // p, width // p, C, p, p)
+    x = x.permute(0, 3, 1, 4, 2, 5)  # (B, C, H/p, p, W/p, p)
+    return x.reshape(B, C, height, width)
+
+
+class ViT(nn.Module):
+    r"""A tiny Vision Transformer (Dosovitskiy et al., 2021): patches as words.
+
+    .. math::
+        z_0 = [\,x_{\text{cls}};\ x_1 E;\ \dots;\ x_N E\,] + E_{\text{pos}},\quad
+        z_\ell = \operatorname{Block}(z_{\ell-1}),\quad
+        \text{logits} = \operatorname{LN}(z_L^{0})\, W_{\text{head}}
+        \ \ (\text{or the mean of } z_L^{1..N})
+
+    Args:
+        image_size: ``H = W``; patch: ``p``; in_channels: ``C``;
+        num_classes: outputs; dim: ``D``; depth: number of blocks;
+        num_heads: ``H`` per block; ff_dim: hidden width of the blocks' FFN
+        (default ``2 D``); dropout: in the blocks.
+        pool: ``"cls"`` classifies the class token's output (as in the
+        paper); ``"mean"`` the average of the patch outputs (the global
+        average pooling head of the paper's appendix; the class token is
+        then still attended to but not read out).
+    """
+
+    def __init__(
+        self,
+        image_size: int,
+        patch: int,
+        in_channels: int,
+        num_classes: int,
+        *,
+        dim: int = 32,
+        depth: int = 2,
+        num_heads: int = 4,
+        ff_dim: int | None = None,
+        dropout: float = 0.0,
+        pool: str = "cls",
+    ) -> None:
+        super().__init__()
+        if pool not in ("cls", "mean"):
+            raise ValueError(f"pool must be 'cls' or 'mean', got {pool!r}")
+        self.pool = pool
+        if image_size % patch:
+            raise ValueError(f"patch={patch} must divide image_size={image_size}")
+        self.patch, self.num_patches = patch, (image_size // patch) ** 2
+        self.embed = nn.Linear(in_channels * patch * patch, dim)
+        self.cls = nn.Parameter(torch.zeros(1, 1, dim))
+        self.pos = LearnedPositionalEmbedding(self.num_patches + 1, dim)
+        self.blocks = nn.ModuleList(
+            TransformerEncoderBlock(dim, num_heads, ff_dim or 2 * dim, dropout)
+            for _ in range(depth)
+        )
+        self.norm = nn.LayerNorm(dim)
+        self.head = nn.Linear(dim, num_classes)
+
+    def forward(
+        self, images: Tensor, *, return_weights: bool = False
+    ) -> Tensor | tuple[Tensor, list[Tensor]]:
+        """images ``(B, C, H, W)`` -> logits ``(B, num_classes)`` [, per block
+        weights ``(B, H, N + 1, N + 1)``, token 0 = class token]."""
+        x = self.embed(patchify(images, self.patch))  # (B, N, D)
+        cls = self.cls.expand(x.shape[0], -1, -1)  # (B, 1, D)
+        z = self.pos(torch.cat([cls, x], dim=1))  # (B, N + 1, D)
+        weights = []
+        for block in self.blocks:
+            z, w = block(z, return_weights=True)
+            weights.append(w)
+        summary = z[:, 0] if self.pool == "cls" else z[:, 1:].mean(dim=1)  # (B, D)
+        logits = self.head(self.norm(summary))  # (B, num_classes)
+        return (logits, weights) if return_weights else logits
+
+
+class SmallCNN(nn.Module):
+    """Two 3x3 convolutions with ReLU and 2x2 max pooling, then a linear layer.
+
+    ``(B, C, H, W)`` -> ``(B, num_classes)``; ``H`` and ``W`` divisible by 4.
+
+    Args:
+        in_channels: ``C``; num_classes: outputs; image_size: ``H = W``;
+        channels: widths of the two convolutions.
+    """
+
+    def __init__(
+        self,
+        in_channels: int,
+        num_classes: int,
+        *,
+        image_size: int = 8,
+        channels: tuple[int, int] = (16, 32),
+    ) -> None:
+        super().__init__()
+        c1, c2 = channels
+        self.features = nn.Sequential(
+            nn.Conv2d(in_channels, c1, 3, padding=1),
+            nn.ReLU(),
+            nn.MaxPool2d(2),  # (B, c1, H/2, W/2)
+            nn.Conv2d(c1, c2, 3, padding=1),
+            nn.ReLU(),
+            nn.MaxPool2d(2),  # (B, c2, H/4, W/4)
+        )
+        self.head = nn.Linear(c2 * (image_size // 4) ** 2, num_classes)
+
+    def forward(self, images: Tensor) -> Tensor:
+        """images ``(B, C, H, W)`` -> logits ``(B, num_classes)``."""
+        return self.head(self.features(_check_images(images)).flatten(1))
+
+
+# --- self-attention as convolution (Cordonnier et al., 2020) ----------------
+
+
+def kernel_offsets(kernel_size: int) -> list[tuple[int, int]]:
+    r"""The offsets :math:`\Delta_h = (i - r, j - r)` of a ``K x K`` kernel.
+
+    Row-major over the kernel's ``(i, j)``, ``r = K // 2``; head ``h`` of
+    :func:`conv2d_as_attention` looks at the pixel ``Delta_h`` away from the
+    query, weighted by ``weight[:, :, i, j]``. ``torch.nn.functional.conv2d``
+    computes a cross-correlation, so the offset has the sign of ``(i, j)``.
+    """
+    if not isinstance(kernel_size, int) or kernel_size < 1 or kernel_size % 2 == 0:
+        raise ValueError(f"kernel_size must be a positive odd int, got {kernel_size}")
+    r = kernel_size // 2
+    return [(i - r, j - r) for i in range(kernel_size) for j in range(kernel_size)]
+
+
+def relative_position_mask(height: int, width: int, offset: tuple[int, int]) -> Tensor:
+    r"""Query pixel ``q`` may attend key pixel ``k`` iff ``k - q = offset``.
+
+    Pixels are numbered row-major, ``n = y W + x``. Near the border the pixel
+    ``q + offset`` may lie outside the image: that query row is all False,
+    so attention gives it zero weights and a zero output, which is exactly
+    what zero padding gives a convolution.
+
+    Returns:
+        ``(H W, H W)`` bool with at most one True per row.
+    """
+    dy, dx = offset
+    y, x = torch.meshgrid(torch.arange(height), torch.arange(width), indexing="ij")
+    y, x = y.flatten(), x.flatten()  # (HW,) pixel coordinates, row-major
+    return (y[None, :] - y[:, None] == dy) & (x[None, :] - x[:, None] == dx)
+
+
+def conv2d_as_attention(
+    x: Tensor,
+    weight: Tensor,
+    bias: Tensor | None = None,
+    *,
+    alpha: float | None = None,
+    return_weights: bool = False,
+) -> Tensor | tuple[Tensor, Tensor]:
+    r"""A ``K x K`` convolution computed as multi-head self-attention over pixels.
+
+    Cordonnier et al. (2020, Theorem 1 and Lemma 1): with :math:`K^2` heads,
+    head :math:`h` attends to the pixel at offset :math:`\Delta_h`
+    (:func:`kernel_offsets`), its value projection is the identity and its
+    slice of the output projection is :math:`W_{\text{out}}^{(h)} =
+    W_{:,:,\Delta_h}^\top` (``C_in x C_out``). Then
+
+    .. math::
+        \operatorname{MHSA}(X) = \big[\,A^{(1)} X;\ \dots;\ A^{(K^2)} X\,\big]
+        \begin{bmatrix} W^{(1)}_{\text{out}} \\ \vdots \\
+        W^{(K^2)}_{\text{out}} \end{bmatrix} + b
+        = \operatorname{conv2d}(x, W, b,\ \text{padding} = K/2) .
+
+    * ``alpha=None`` (exact): :math:`A^{(h)}` is the masked softmax of zero
+      scores under :func:`relative_position_mask`, a one-hot row, or a zero
+      row where the offset leaves the image (zero padding).
+    * ``alpha`` a number: the paper's quadratic relative positional scores
+      :math:`s^{(h)}_{qk} = -\alpha \lVert (k - q) - \Delta_h \rVert^2`,
+      a plain softmax over the keys of the image padded with ``K // 2`` rings
+      of zero pixels. As :math:`\alpha \to \infty` each row tends to the
+      one-hot of the exact construction (the error shrinks like
+      :math:`e^{-\alpha}`).
+
+    Args:
+        x: images ``(B, C_in, H, W)``.
+        weight: the kernel ``(C_out, C_in, K, K)``, ``K`` odd.
+        bias: ``(C_out,)`` or None.
+        alpha: None for the exact (hard) attention, else the softmax sharpness.
+        return_weights: also return the attention weights.
+
+    Returns:
+        ``(B, C_out, H, W)``, equal to ``conv2d(x, weight, bias, padding=K//2)``
+        (exactly, or up to the softmax error when ``alpha`` is given); with
+        ``return_weights``, also ``(K^2, H W, T_k)`` weights, ``T_k = H W``
+        (exact) or ``(H + 2r)(W + 2r)`` (soft).
+    """
+    B, C_in, H, W = _check_images(x).shape
+    check_tensor("weight", weight, min_dim=4)
+    C_out, C_w, K, K2 = weight.shape
+    if C_w != C_in or K != K2:
+        raise ValueError(
+            f"weight must have shape (C_out, {C_in}, K, K) for x {shape_str(x)}, "
+            f"got {shape_str(weight)}"
+        )
+    offsets = kernel_offsets(K)
+    r = K // 2
+    if alpha is None:  # exact: one allowed key per head and query (or none)
+        tokens = x.flatten(2).transpose(1, 2)  # (B, HW, C_in)
+        mask = torch.stack([relative_position_mask(H, W, d) for d in offsets])
+        scores = torch.zeros(mask.shape, dtype=x.dtype)  # (K^2, HW, HW)
+        A = masked_softmax(scores, mask)  # (K^2, HW, HW)
+    else:  # soft: quadratic relative scores over the zero-padded image
+        padded = nn.functional.pad(x, (r, r, r, r))  # (B, C_in, H+2r, W+2r)
+        tokens = padded.flatten(2).transpose(1, 2)  # (B, T_k, C_in)
+        qy, qx = torch.meshgrid(torch.arange(H), torch.arange(W), indexing="ij")
+        ky, kx = torch.meshgrid(
+            torch.arange(H + 2 * r) - r, torch.arange(W + 2 * r) - r, indexing="ij"
+        )
+        dy = ky.flatten()[None, :] - qy.flatten()[:, None]  # (HW, T_k)
+        dx = kx.flatten()[None, :] - qx.flatten()[:, None]  # (HW, T_k)
+        scores = torch.stack(
+            [-alpha * ((dy - a) ** 2 + (dx - b) ** 2) for a, b in offsets]
+        ).to(x.dtype)  # (K^2, HW, T_k)
+        A = torch.softmax(scores, dim=-1)
+    heads = A[None] @ tokens[:, None]  # (B, K^2, HW, C_in), value proj. = identity
+    concat = heads.transpose(1, 2).reshape(B, H * W, K * K * C_in)  # (B, HW, K^2 C_in)
+    W_out = weight.permute(2, 3, 1, 0).reshape(K * K * C_in, C_out)  # stacked slices
+    out = concat @ W_out  # (B, HW, C_out)
+    if bias is not None:
+        out = out + bias
+    out = out.transpose(1, 2).reshape(B, C_out, H, W)  # (B, C_out, H, W)
+    return (out, A) if return_weights else out
