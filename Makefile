@@ -13,6 +13,7 @@ CACHE  := _build/.jupyter_cache
 LIBSTAMP := _build/.selfattn-stamp
 
 SOURCES := _config.yml _toc.yml $(wildcard book/*.md book/*.bib book/*/*.md) \
+           $(wildcard book/_ext/*.py book/_static/*.css book/_static/*.svg) \
            $(wildcard notebooks/*.ipynb) $(wildcard selfattn/*.py)
 
 .PHONY: book test unit notebooks browser lint format serve execute lock clean help
