@@ -30,8 +30,14 @@ def check_tensor(name: str, x: object, *, min_dim: int = 0) -> Tensor:
 
 
 def check_finite(name: str, x: Tensor) -> None:
-    """Raise ``ValueError`` if ``x`` holds NaN (infinities are allowed in scores)."""
-    if torch.isnan(x).any():
+    """Raise ``ValueError`` if ``x`` holds NaN (infinities are allowed in scores).
+
+    A NaN anywhere makes the sum NaN, so the cheap reduction screens the
+    tensor and the elementwise test runs only when the sum is NaN (which
+    also happens for +inf and -inf together): exact, and one pass in the
+    common case.
+    """
+    if torch.isnan(x.sum()) and torch.isnan(x).any():
         raise ValueError(f"{name} contains NaN (shape {shape_str(x)})")
 
 

@@ -1,0 +1,310 @@
+r"""What a layer costs: Table 1 of Vaswani et al. (2017), counted and measured.
+
+Analytic counts are in **multiply-adds** (one multiply and one add; about two
+floating-point operations), per layer, for a sequence of ``n`` positions of
+width ``d``, dropping the softmax and other ``O(n^2)`` or ``O(n d)`` terms as
+Table 1 does:
+
+=========================  ====================  ===============  ================
+Layer                      Complexity per layer  Sequential ops   Max. path length
+=========================  ====================  ===============  ================
+Self-attention             O(n^2 d)              O(1)             O(1)
+Recurrent                  O(n d^2)              O(n)             O(n)
+Convolutional              O(k n d^2)            O(1)             O(n/k), O(log_k n)
+Self-attention, restricted O(r n d)              O(1)             O(n/r)
+=========================  ====================  ===============  ================
+
+Measuring helpers: :func:`measure` (median wall time, peak bytes allocated by
+PyTorch) and :func:`loglog_slope` (the exponent of a power law ``y = c x^p``).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import statistics
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "self_attention_flops",
+    "multi_head_flops",
+    "recurrent_flops",
+    "convolution_flops",
+    "restricted_self_attention_flops",
+    "sequential_operations",
+    "max_path_length",
+    "table1",
+    "measure",
+    "peak_memory_bytes",
+    "loglog_slope",
+]
+
+KINDS = ("self_attention", "recurrent", "convolutional", "restricted")
+
+
+def _pos(**sizes: object) -> None:
+    """Raise unless every size is a positive int (messages name the argument)."""
+    for name, n in sizes.items():
+        if isinstance(n, bool) or not isinstance(n, int):
+            raise TypeError(f"{name} must be an int, got {type(n).__name__}")
+        if n <= 0:
+            raise ValueError(f"{name} must be positive, got {name}={n}")
+
+
+def self_attention_flops(n: int, d: int, *, projections: bool = False) -> int:
+    r"""Multiply-adds of one self-attention layer: :math:`2 n^2 d` (:math:`+ 4 n d^2`).
+
+    Scores :math:`q k^\top`: :math:`n \cdot n \cdot d`; weighted sum of values:
+    :math:`n \cdot n \cdot d`. With ``projections=True``, add the four
+    :math:`d \times d` projections :math:`W_q, W_k, W_v, W_o` applied to ``n``
+    positions: :math:`4 n d^2` (Vaswani et al., 2017, Table 1 counts only the
+    first part, :math:`O(n^2 d)`).
+
+    Args:
+        n: sequence length; d: model width; projections: include them.
+
+    Returns:
+        The number of multiply-adds.
+    """
+    _pos(n=n, d=d)
+    return 2 * n * n * d + (4 * n * d * d if projections else 0)
+
+
+def multi_head_flops(n: int, d: int, h: int, *, projections: bool = False) -> int:
+    r"""Multiply-adds of ``h``-head attention of width ``d``: the same as one head.
+
+    Each head works in width :math:`d/h`: :math:`h \cdot 2 n^2 (d/h) = 2 n^2 d`,
+    independent of ``h`` (Vaswani et al., 2017, sec. 3.2.2: "the total
+    computational cost is similar to that of single-head attention").
+
+    Args:
+        n: sequence length; d: model width; h: heads (must divide ``d``);
+        projections: add :math:`4 n d^2` for the projections.
+
+    Returns:
+        The number of multiply-adds.
+    """
+    _pos(n=n, d=d, h=h)
+    if d % h != 0:
+        raise ValueError(f"h={h} must divide d={d} (each head has width d // h)")
+    per_head = 2 * n * n * (d // h)  # scores + weighted sum in width d/h
+    return h * per_head + (4 * n * d * d if projections else 0)
+
+
+def recurrent_flops(n: int, d: int) -> int:
+    r"""Multiply-adds of a recurrent layer: :math:`n d^2`.
+
+    One :math:`d \times d` matrix-vector product :math:`W h_{t-1}` per step, as
+    in Table 1; a real cell also multiplies the input (another :math:`n d^2`)
+    and an LSTM has four gates: constants that :math:`O(n d^2)` drops.
+
+    Args:
+        n: sequence length; d: hidden width.
+    """
+    _pos(n=n, d=d)
+    return n * d * d
+
+
+def convolution_flops(n: int, d: int, k: int) -> int:
+    r"""Multiply-adds of a 1-D convolution with kernel width ``k``: :math:`k n d^2`.
+
+    ``d`` channels in and ``d`` out: each output position sums ``k d`` inputs
+    for each of ``d`` channels.
+
+    Args:
+        n: sequence length; d: channels; k: kernel width.
+    """
+    _pos(n=n, d=d, k=k)
+    return k * n * d * d
+
+
+def restricted_self_attention_flops(n: int, d: int, r: int) -> int:
+    r"""Multiply-adds of self-attention restricted to ``r`` keys: :math:`2 r n d`.
+
+    ``r`` is the size of the neighbourhood (Table 1); a window of radius
+    :math:`\rho` (:func:`selfattn.efficient.local_attention`) has
+    :math:`r = 2\rho + 1`. With ``r = n`` this is :func:`self_attention_flops`.
+
+    Args:
+        n: sequence length; d: width; r: keys per query.
+    """
+    _pos(n=n, d=d, r=r)
+    return 2 * r * n * d
+
+
+def _check_kind(kind: str) -> None:
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {KINDS}, got kind={kind!r}")
+
+
+def sequential_operations(kind: str, n: int) -> float:
+    """Minimum number of sequential operations (Table 1): ``1`` or ``n`` for an RNN.
+
+    Args:
+        kind: one of ``"self_attention"``, ``"recurrent"``, ``"convolutional"``,
+            ``"restricted"``; n: sequence length.
+
+    Returns:
+        The expression inside the ``O(.)``.
+    """
+    _check_kind(kind)
+    _pos(n=n)
+    return float(n) if kind == "recurrent" else 1.0
+
+
+def max_path_length(
+    kind: str, n: int, *, k: int = 3, r: int = 3, dilated: bool = False
+) -> float:
+    r"""Maximum path length between two positions (Table 1), the expression in ``O(.)``.
+
+    Self-attention: ``1``; recurrent: ``n``; restricted self-attention:
+    ``n / r``; convolution: ``n / k`` for contiguous kernels (the lecture's
+    value: each layer widens the receptive field by about ``k``) or
+    :math:`\log_k n` for dilated ones (``dilated=True``). Table 1 prints
+    :math:`O(\log_k n)`, the dilated case.
+
+    Args:
+        kind: as in :func:`sequential_operations`; n: sequence length;
+        k: kernel width; r: neighbourhood size; dilated: dilated convolutions.
+    """
+    _check_kind(kind)
+    _pos(n=n, k=k, r=r)
+    if kind == "self_attention":
+        return 1.0
+    if kind == "recurrent":
+        return float(n)
+    if kind == "restricted":
+        return n / r
+    if dilated:
+        return math.log(n, k) if k > 1 else float(n)
+    return n / k
+
+
+def table1(
+    n: int | None = None, d: int | None = None, k: int = 3, r: int = 3
+) -> list[dict[str, Any]]:
+    """Rows of Table 1 (Vaswani et al., 2017), optionally evaluated at ``n, d``.
+
+    Each row has ``layer``, ``complexity``, ``sequential``, ``path`` (the
+    symbolic entries); with ``n`` and ``d`` also ``flops`` (multiply-adds),
+    ``sequential_ops`` and ``path_length``. Convolution paths are ``n/k``
+    (contiguous kernels). Display them as a Markdown table or with a loop.
+    """
+    rows = [
+        ("Self-attention", "O(n^2 d)", "O(1)", "O(1)", "self_attention"),
+        ("Recurrent", "O(n d^2)", "O(n)", "O(n)", "recurrent"),
+        ("Convolutional", "O(k n d^2)", "O(1)", "O(n/k)", "convolutional"),
+        ("Self-attention (restricted)", "O(r n d)", "O(1)", "O(n/r)", "restricted"),
+    ]
+    out = []
+    for layer, cx, seq, path, kind in rows:
+        row: dict[str, Any] = {
+            "layer": layer,
+            "complexity": cx,
+            "sequential": seq,
+            "path": path,
+        }
+        if n is not None and d is not None:
+            row["flops"] = {
+                "self_attention": lambda: self_attention_flops(n, d),
+                "recurrent": lambda: recurrent_flops(n, d),
+                "convolutional": lambda: convolution_flops(n, d, k),
+                "restricted": lambda: restricted_self_attention_flops(n, d, r),
+            }[kind]()
+            row["sequential_ops"] = sequential_operations(kind, n)
+            row["path_length"] = max_path_length(kind, n, k=k, r=r)
+        out.append(row)
+    return out
+
+
+# --- measuring ---------------------------------------------------------------
+
+
+def peak_memory_bytes(fn: Callable[..., Any], *args: Any) -> int | None:
+    """Peak bytes of tensors allocated by PyTorch on the CPU while ``fn(*args)`` runs.
+
+    Runs ``fn`` once under :mod:`torch.profiler` with ``profile_memory=True``
+    and replays its allocation / free events in time order: the peak of the
+    running total is the *extra* memory the call needed (its output included,
+    its inputs not). Exact for tensor storage; Python objects and the
+    allocator's own caching are not counted. Returns ``None`` if this PyTorch
+    version does not expose the events. Kineto's start/stop log lines are
+    silenced via ``KINETO_LOG_LEVEL`` unless you have set it yourself.
+    """
+    from torch.autograd import DeviceType
+    from torch.profiler import ProfilerActivity, profile
+
+    os.environ.setdefault("KINETO_LOG_LEVEL", "6")
+    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+        fn(*args)
+    try:  # the raw allocation events (bytes > 0) and frees (bytes < 0)
+        events = prof.profiler.kineto_results.events()
+        deltas = sorted(
+            (e.start_ns(), e.nbytes())
+            for e in events
+            if e.name() == "[memory]" and e.device_type() == DeviceType.CPU
+        )
+    except (AttributeError, RuntimeError):
+        return None
+    running = peak = 0
+    for _, nbytes in deltas:
+        running += nbytes
+        peak = max(peak, running)
+    return peak
+
+
+def measure(
+    fn: Callable[..., Any],
+    *args: Any,
+    repeats: int = 5,
+    warmup: int = 1,
+    memory: bool = True,
+) -> dict[str, Any]:
+    """Median wall-clock time of ``fn(*args)`` and the peak memory it allocates.
+
+    Time: ``warmup`` untimed calls, then ``repeats`` calls timed with
+    :func:`time.perf_counter`; the median resists a noisy (shared) machine.
+    Memory: one more call under :func:`peak_memory_bytes` (not timed: the
+    profiler slows the call down).
+
+    Returns:
+        ``{"time_s": median, "times_s": [...], "peak_bytes": int | None}``.
+    """
+    _pos(repeats=repeats)
+    if warmup < 0:
+        raise ValueError(f"warmup must be non-negative, got warmup={warmup}")
+    for _ in range(warmup):
+        fn(*args)
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn(*args)
+        times.append(time.perf_counter() - start)
+    peak = peak_memory_bytes(fn, *args) if memory else None
+    return {"time_s": statistics.median(times), "times_s": times, "peak_bytes": peak}
+
+
+def loglog_slope(xs: Sequence[float], ys: Sequence[float]) -> float:
+    r"""Least-squares slope of :math:`\log y` on :math:`\log x`: ``p`` in ``y = c x^p``.
+
+    A slope near 2 over a range of sequence lengths means quadratic growth,
+    near 1 linear.
+
+    Args:
+        xs, ys: positive numbers, at least two distinct ``xs``.
+    """
+    x, y = np.asarray(xs, dtype=float), np.asarray(ys, dtype=float)
+    if x.shape != y.shape or x.ndim != 1 or x.size < 2:
+        raise ValueError(
+            f"xs and ys must be 1-D of the same length >= 2, got {x.shape}, {y.shape}"
+        )
+    if (x <= 0).any() or (y <= 0).any():
+        raise ValueError("xs and ys must be positive to take logarithms")
+    lx, ly = np.log(x), np.log(y)
+    if np.ptp(lx) == 0:
+        raise ValueError("xs must contain at least two distinct values")
+    return float(np.polyfit(lx, ly, 1)[0])

@@ -1,0 +1,165 @@
+"""selfattn.complexity: counts against hand-computed values, power-law slopes."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from selfattn.complexity import (
+    convolution_flops,
+    loglog_slope,
+    max_path_length,
+    measure,
+    multi_head_flops,
+    peak_memory_bytes,
+    recurrent_flops,
+    restricted_self_attention_flops,
+    self_attention_flops,
+    sequential_operations,
+    table1,
+)
+
+
+def test_counts_by_hand():
+    # n = 10, d = 4: scores 10*10*4 = 400, weighted sum 400
+    assert self_attention_flops(10, 4) == 800
+    # + projections: 4 matrices 4x4 applied to 10 positions = 4 * 10 * 16 = 640
+    assert self_attention_flops(10, 4, projections=True) == 800 + 640
+    assert recurrent_flops(10, 4) == 10 * 16  # one 4x4 mat-vec per step
+    assert convolution_flops(10, 4, 3) == 3 * 10 * 16  # 3 taps, 4 -> 4 channels
+    assert restricted_self_attention_flops(10, 4, 3) == 2 * 3 * 10 * 4
+
+
+def test_counts_against_matmul_shapes():
+    """A (a, b) @ (b, c) product costs a*b*c multiply-adds: count the real ones."""
+    n, d = 7, 6
+    q = k = v = torch.zeros(n, d)
+    scores = q @ k.T  # (n, n), n*d*n
+    out = scores @ v  # (n, d), n*n*d
+    by_shapes = n * d * scores.shape[1] + scores.shape[0] * n * out.shape[1]
+    assert self_attention_flops(n, d) == by_shapes
+
+
+def test_restricted_with_full_window_is_self_attention():
+    assert restricted_self_attention_flops(64, 32, 64) == self_attention_flops(64, 32)
+
+
+@pytest.mark.parametrize("projections", [False, True])
+def test_multi_head_independent_of_heads(projections):
+    counts = {
+        h: multi_head_flops(128, 64, h, projections=projections)
+        for h in (1, 2, 4, 8, 16, 64)
+    }
+    assert len(set(counts.values())) == 1
+    assert counts[1] == self_attention_flops(128, 64, projections=projections)
+    with pytest.raises(ValueError, match="h=3"):
+        multi_head_flops(128, 64, 3)
+
+
+def test_attention_vs_recurrent_crossover():
+    """Table 1's remark: self-attention is cheaper than a recurrent layer when n < d
+    (here with the 2 n^2 d count against n d^2, when 2 n < d)."""
+    d = 512
+    assert self_attention_flops(100, d) < recurrent_flops(100, d)
+    assert self_attention_flops(1000, d) > recurrent_flops(1000, d)
+
+
+def test_sequential_and_path_length():
+    n = 1024
+    assert sequential_operations("self_attention", n) == 1
+    assert sequential_operations("recurrent", n) == n
+    assert sequential_operations("convolutional", n) == 1
+    assert sequential_operations("restricted", n) == 1
+    assert max_path_length("self_attention", n) == 1
+    assert max_path_length("recurrent", n) == n
+    assert max_path_length("convolutional", n, k=4) == n / 4
+    assert max_path_length("convolutional", n, k=4, dilated=True) == pytest.approx(5)
+    assert max_path_length("restricted", n, r=16) == n / 16
+    with pytest.raises(ValueError, match="kind"):
+        max_path_length("lstm", n)
+    with pytest.raises(ValueError, match="n"):
+        sequential_operations("recurrent", 0)
+
+
+def test_table1_rows():
+    rows = table1()
+    assert [r["layer"] for r in rows][:2] == ["Self-attention", "Recurrent"]
+    assert {r["complexity"] for r in rows} == {
+        "O(n^2 d)",
+        "O(n d^2)",
+        "O(k n d^2)",
+        "O(r n d)",
+    }
+    assert "flops" not in rows[0]
+    rows = table1(n=512, d=64, k=3, r=8)
+    by_layer = {r["layer"]: r for r in rows}
+    assert by_layer["Self-attention"]["flops"] == 2 * 512**2 * 64
+    assert by_layer["Recurrent"]["sequential_ops"] == 512
+    assert by_layer["Convolutional"]["path_length"] == 512 / 3
+
+
+@pytest.mark.parametrize("p", [0.5, 1.0, 2.0, 3.0])
+@pytest.mark.parametrize("c", [1e-6, 1.0, 40.0])
+def test_loglog_slope_of_exact_power_laws(p, c):
+    xs = [2**i for i in range(4, 12)]
+    assert loglog_slope(xs, [c * x**p for x in xs]) == pytest.approx(p)
+
+
+def test_loglog_slope_least_squares(rng):
+    xs = np.geomspace(100, 10_000, 20)
+    ys = 3 * xs**1.5 * np.exp(rng.normal(0, 0.01, size=20))
+    expected = np.polyfit(np.log(xs), np.log(ys), 1)[0]
+    assert loglog_slope(xs, ys) == pytest.approx(expected)
+    assert abs(loglog_slope(xs, ys) - 1.5) < 0.02
+    with pytest.raises(ValueError, match="positive"):
+        loglog_slope([1, 2], [1, -2])
+    with pytest.raises(ValueError, match="same length"):
+        loglog_slope([1, 2, 3], [1, 2])
+    with pytest.raises(ValueError, match="distinct"):
+        loglog_slope([2, 2], [1, 3])
+
+
+@pytest.mark.parametrize("bad", [0, -5])
+def test_counts_reject_bad_sizes(bad):
+    with pytest.raises(ValueError, match="n"):
+        self_attention_flops(bad, 4)
+    with pytest.raises(ValueError, match="k"):
+        convolution_flops(4, 4, bad)
+    with pytest.raises(TypeError, match="d"):
+        recurrent_flops(4, 2.5)
+
+
+def test_peak_memory_counts_allocations():
+    x = torch.zeros(1000, 1000)  # 4 MB, allocated before: not counted
+
+    def two_temporaries(x):
+        y = x + 1  # 4 MB
+        z = y * 2  # 4 MB, both alive: peak 8 MB
+        del y
+        return z.sum()
+
+    peak = peak_memory_bytes(two_temporaries, x)
+    if peak is None:
+        pytest.skip("this PyTorch does not expose allocation events")
+    assert 8_000_000 <= peak < 8_000_000 + 4096
+    assert peak_memory_bytes(lambda x: x.view(-1), x) < 4096  # a view is free
+
+
+def test_measure_returns_median_and_peak():
+    calls = []
+
+    def fn(n):
+        calls.append(n)
+        return torch.ones(n)
+
+    res = measure(fn, 1000, repeats=3, warmup=2)
+    assert len(calls) == 2 + 3 + 1  # warm-up, timed, one profiled call for memory
+    assert res["time_s"] == sorted(res["times_s"])[1] and len(res["times_s"]) == 3
+    assert res["peak_bytes"] is None or res["peak_bytes"] >= 4000
+    assert measure(fn, 10, repeats=1, warmup=0, memory=False)["peak_bytes"] is None
+    with pytest.raises(ValueError, match="repeats"):
+        measure(fn, 10, repeats=0)
+    assert math.isfinite(res["time_s"])
