@@ -1,0 +1,155 @@
+"""Performer: softmax attention approximated with positive orthogonal random
+features (Choromanski et al., 2021).
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import Tensor
+
+from selfattn._checks import check_qkv, check_tensor, shape_str
+from selfattn.efficient._common import (
+    _check_positive_int,
+    _check_same_length,
+    _identity,
+)
+from selfattn.efficient.linear import _kernel_attention
+
+# --- Performer: positive orthogonal random features (Choromanski et al., 2021) --
+
+
+def orthogonal_random_matrix(
+    m: int,
+    d: int,
+    generator: torch.Generator,
+    *,
+    dtype: torch.dtype = torch.float32,
+    device: torch.device | str | None = None,
+) -> Tensor:
+    r"""``m`` random directions in :math:`\mathbb{R}^d`, orthogonal in blocks of ``d``.
+
+    Each block of ``d`` rows is the orthogonal factor of the QR decomposition of
+    a Gaussian ``(d, d)`` matrix (signs fixed so it is uniformly distributed);
+    each row is then rescaled to a :math:`\chi(d)`-distributed norm, the norm of
+    a Gaussian vector, so each row alone is distributed as :math:`N(0, I_d)`
+    (Choromanski et al., 2021).
+
+    Args:
+        m: number of rows (random features); d: their dimension.
+        generator: the source of randomness (explicit, for reproducibility).
+
+    Returns:
+        ``(m, d)``.
+    """
+    _check_positive_int("m", m)
+    _check_positive_int("d", d)
+    if not isinstance(generator, torch.Generator):
+        raise TypeError(
+            f"generator must be a torch.Generator, got {type(generator).__name__}"
+        )
+    opts = {"generator": generator, "dtype": dtype, "device": device}
+    blocks = []
+    for _ in range(-(-m // d)):
+        Q, R = torch.linalg.qr(torch.randn(d, d, **opts))  # (d, d)
+        Q = Q * torch.sign(torch.diagonal(R))  # Haar-distributed
+        blocks.append(Q.T)  # rows orthonormal
+    W = torch.cat(blocks)[:m]  # (m, d)
+    norms = torch.randn(m, d, **opts).norm(dim=1, keepdim=True)  # (m, 1), chi(d)
+    return W * norms
+
+
+def _performer_log_features(x: Tensor, projection: Tensor) -> Tensor:
+    """``log phi(x) = x W^T - |x|^2 / 2 - log(m) / 2``, shape ``(..., T, m)``."""
+    m = projection.shape[0]
+    sq = (x * x).sum(dim=-1, keepdim=True) / 2  # (..., T, 1)
+    return x @ projection.to(x.dtype).T - sq - 0.5 * math.log(m)  # (..., T, m)
+
+
+def _check_projection(projection: object, d: int) -> Tensor:
+    check_tensor("projection", projection, min_dim=2)
+    if projection.dim() != 2 or projection.shape[1] != d:
+        raise ValueError(
+            f"projection must have shape (m, d_k={d}), got {shape_str(projection)}"
+        )
+    return projection
+
+
+def performer_features(x: Tensor, projection: Tensor) -> Tensor:
+    r"""Positive random features: :math:`\phi(x) = \exp(W x - \|x\|^2/2) / \sqrt{m}`.
+
+    For rows :math:`w \sim N(0, I_d)`,
+    :math:`\mathbb{E}[\phi(x)^\top \phi(y)] = \exp(x^\top y)` and every feature is
+    positive (Choromanski et al., 2021). :func:`performer_attention`
+    first scales ``q`` and ``k`` by :math:`d_k^{-1/4}`, so that the estimate is
+    of :math:`\exp(q^\top k / \sqrt{d_k})`, the softmax kernel.
+
+    Args:
+        x: ``(..., T, d)``.
+        projection: ``(m, d)``, e.g. :func:`orthogonal_random_matrix`.
+
+    Returns:
+        ``(..., T, m)``, all entries > 0.
+    """
+    check_tensor("x", x, min_dim=1)
+    _check_projection(projection, x.shape[-1])
+    return torch.exp(_performer_log_features(x, projection))
+
+
+def performer_attention(
+    q: Tensor,
+    k: Tensor,
+    v: Tensor,
+    num_features: int = 256,
+    *,
+    generator: torch.Generator | None = None,
+    projection: Tensor | None = None,
+    causal: bool = False,
+    eps: float = 1e-6,
+) -> Tensor:
+    r"""FAVOR+: softmax attention estimated with positive random features.
+
+    .. math::
+
+        \text{out}_i \approx \frac{\hat\phi(q_i)^\top \sum_j \hat\phi(k_j) v_j^\top}
+                                  {\hat\phi(q_i)^\top \sum_j \hat\phi(k_j)},\quad
+        \hat\phi(x) = \phi(x / d_k^{1/4})
+
+    with :math:`\phi` from :func:`performer_features` (Choromanski et al., 2021).
+    For stability, each query's features are divided by their max and all key
+    features by one common max; both constants cancel in the ratio (up to the
+    ``eps`` added to the denominator).
+
+    Args:
+        q: ``(..., T_q, d_k)``; k: ``(..., T_k, d_k)``; v: ``(..., T_k, d_v)``.
+        num_features: ``m``, the number of random features, when drawing.
+        generator: draws an :func:`orthogonal_random_matrix` ``(m, d_k)``.
+        projection: or pass the ``(m, d_k)`` matrix yourself (then
+            ``num_features`` and ``generator`` are ignored).
+        causal: sums over :math:`j \le i` only (needs T_q = T_k).
+        eps: added to the denominator.
+
+    Returns:
+        ``(..., T_q, d_v)``.
+    """
+    check_qkv(q, k, v)
+    d_k = q.shape[-1]
+    if projection is None:
+        if generator is None:
+            raise ValueError(
+                "performer_attention needs generator= (to draw a projection) or "
+                "projection= (an (m, d_k) matrix); got neither"
+            )
+        projection = orthogonal_random_matrix(
+            num_features, d_k, generator, dtype=q.dtype, device=q.device
+        )
+    _check_projection(projection, d_k)
+    if causal:
+        _check_same_length(q, k, "causal performer_attention")
+    c = d_k**-0.25
+    log_q = _performer_log_features(q * c, projection)  # (..., T_q, m)
+    log_k = _performer_log_features(k * c, projection)  # (..., T_k, m)
+    log_q = log_q - log_q.detach().amax(dim=-1, keepdim=True)
+    log_k = log_k - log_k.detach().amax(dim=(-2, -1), keepdim=True)
+    return _kernel_attention(log_q.exp(), log_k.exp(), v, _identity, causal, eps, 128)
