@@ -14,7 +14,7 @@ LIBSTAMP := _build/.selfattn-stamp
 
 SOURCES := _config.yml _toc.yml $(wildcard book/*.md book/*.bib book/*/*.md) \
            $(wildcard book/_ext/*.py book/_static/*.css book/_static/*.svg) \
-           $(wildcard notebooks/*.ipynb) $(wildcard selfattn/*.py)
+           $(wildcard notebooks/*.ipynb) $(wildcard selfattn/*.py selfattn/*/*.py)
 
 .PHONY: book test unit notebooks browser lint format serve execute lock clean help
 
@@ -47,7 +47,7 @@ $(MATHJAX): package.json package-lock.json
 # Notebooks are executed by the build. Locally the jupyter-cache skips
 # notebooks whose code did not change, and is wiped whenever selfattn/ changes;
 # in CI (CI=true) it is always wiped, so every notebook is executed afresh.
-$(LIBSTAMP): $(wildcard selfattn/*.py)
+$(LIBSTAMP): $(wildcard selfattn/*.py selfattn/*/*.py)
 	rm -rf $(CACHE)
 	@mkdir -p _build && touch $@
 
