@@ -66,7 +66,12 @@ serve: $(HTML)
 	$(BIN)/python -m http.server --directory _build/html --bind 127.0.0.1 8000
 
 # --- tests -----------------------------------------------------------------
-test: lint unit notebooks browser
+# nbval and the book build each execute every notebook; they run side by side
+# (one per core) so the whole suite stays well under 15 minutes.
+test: $(STAMP) $(MATHJAX)
+	$(MAKE) --no-print-directory lint unit
+	$(MAKE) --no-print-directory -j2 --output-sync=target notebooks book
+	$(MAKE) --no-print-directory browser
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
