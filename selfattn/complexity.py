@@ -39,6 +39,7 @@ __all__ = [
     "max_path_length",
     "table1",
     "measure",
+    "cpu_time",
     "peak_memory_bytes",
     "loglog_slope",
 ]
@@ -286,6 +287,28 @@ def measure(
         times.append(time.perf_counter() - start)
     peak = peak_memory_bytes(fn, *args) if memory else None
     return {"time_s": statistics.median(times), "times_s": times, "peak_bytes": peak}
+
+
+def cpu_time(fn: Callable[..., Any], *args: Any, repeats: int = 5) -> float:
+    """Least CPU seconds of ``fn(*args)`` on the calling thread over a few runs.
+
+    CPU time (:func:`time.thread_time`), unlike wall-clock time, does not count
+    the moments when other programs have the core; interference can only add
+    time, so the smallest of a few runs is the steadiest estimate on a busy
+    machine. One untimed warm-up call comes first. Meant for
+    ``torch.set_num_threads(1)``: work done by other threads is not counted.
+
+    Returns:
+        The minimum over ``repeats`` timed calls, in seconds.
+    """
+    _pos(repeats=repeats)
+    fn(*args)
+    times = []
+    for _ in range(repeats):
+        start = time.thread_time()
+        fn(*args)
+        times.append(time.thread_time() - start)
+    return min(times)
 
 
 def loglog_slope(xs: Sequence[float], ys: Sequence[float]) -> float:

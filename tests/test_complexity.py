@@ -163,3 +163,20 @@ def test_measure_returns_median_and_peak():
     with pytest.raises(ValueError, match="repeats"):
         measure(fn, 10, repeats=0)
     assert math.isfinite(res["time_s"])
+
+
+def test_cpu_time_is_the_least_of_the_timed_runs(monkeypatch):
+    import selfattn.complexity as cx
+
+    ticks = iter([0.0, 0.5, 1.0, 1.2, 2.0, 2.9])  # three runs: 0.5, 0.2, 0.9
+    monkeypatch.setattr(cx.time, "thread_time", lambda: next(ticks))
+    calls = []
+    assert cx.cpu_time(lambda x: calls.append(x), 7, repeats=3) == pytest.approx(0.2)
+    assert calls == [7, 7, 7, 7]  # one warm-up call, then three timed
+
+
+def test_cpu_time_rejects_a_non_positive_repeat_count():
+    import selfattn.complexity as cx
+
+    with pytest.raises(ValueError, match="repeats"):
+        cx.cpu_time(lambda: None, repeats=0)
