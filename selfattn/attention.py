@@ -98,6 +98,11 @@ def relu_weights(
     """
     check_tensor("scores", scores)
     check_finite("scores", scores)
+    if normalize and torch.isposinf(scores).any():
+        raise ValueError(
+            f"scores contain +inf (shape {shape_str(scores)}); ReLU normalisation "
+            "would divide inf by inf. Mask such entries or clamp the scores."
+        )
     w = torch.relu(scores)
     if mask is not None:
         check_mask(mask, scores.shape)

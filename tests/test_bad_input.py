@@ -237,3 +237,13 @@ CASES = [
 def test_bad_input_raises_helpful_error(call, error, match):
     with pytest.raises(error, match=match):
         call()
+
+
+def test_relu_weights_rejects_positive_infinity_instead_of_returning_nan():
+    from selfattn.attention import relu_weights
+
+    scores = torch.tensor([[1.0, float("inf"), 0.5]])
+    with pytest.raises(ValueError, match=r"scores contain \+inf \(shape \(1, 3\)\)"):
+        relu_weights(scores)
+    w = relu_weights(torch.tensor([[1.0, float("-inf"), 3.0]]))
+    assert torch.isfinite(w).all() and torch.allclose(w.sum(), torch.tensor(1.0))
