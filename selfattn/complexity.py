@@ -280,11 +280,7 @@ def measure(
         raise ValueError(f"warmup must be non-negative, got warmup={warmup}")
     for _ in range(warmup):
         fn(*args)
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn(*args)
-        times.append(time.perf_counter() - start)
+    times = _timed_runs(fn, args, repeats, time.perf_counter)
     peak = peak_memory_bytes(fn, *args) if memory else None
     return {"time_s": statistics.median(times), "times_s": times, "peak_bytes": peak}
 
@@ -303,12 +299,19 @@ def cpu_time(fn: Callable[..., Any], *args: Any, repeats: int = 5) -> float:
     """
     _pos(repeats=repeats)
     fn(*args)
+    return min(_timed_runs(fn, args, repeats, time.thread_time))
+
+
+def _timed_runs(
+    fn: Callable[..., Any], args: tuple, repeats: int, clock: Callable[[], float]
+) -> list[float]:
+    """Seconds of ``repeats`` calls of ``fn(*args)``, each timed with ``clock``."""
     times = []
     for _ in range(repeats):
-        start = time.thread_time()
+        start = clock()
         fn(*args)
-        times.append(time.thread_time() - start)
-    return min(times)
+        times.append(clock() - start)
+    return times
 
 
 def loglog_slope(xs: Sequence[float], ys: Sequence[float]) -> float:
