@@ -12,23 +12,49 @@ MATHJAX := book/_static/mathjax/tex-chtml.js
 CACHE  := _build/.jupyter_cache
 LIBSTAMP := _build/.selfattn-stamp
 
+# A target whose recipe fails is deleted, so a failed strict build is never
+# "up to date" on the next run.
+.DELETE_ON_ERROR:
+
 SOURCES := _config.yml _toc.yml $(wildcard book/*.md book/*.bib book/*/*.md) \
            $(wildcard book/_ext/*.py book/_static/*.css book/_static/*.svg) \
            $(wildcard notebooks/*.ipynb) $(wildcard selfattn/*.py selfattn/*/*.py)
 
-.PHONY: book test unit notebooks browser lint format serve execute lock clean help
+.PHONY: book book-prebuilt test unit notebooks seeds browser lint format serve \
+        execute lock clean help
 
 help:
 	@echo "make book     build the HTML into _build/html (executes every notebook)"
-	@echo "make test     run the whole test suite (builds the book first)"
+	@echo "make test     run the whole test suite (nbval, seed passes, book, browser)"
 	@echo "make serve    serve the built book on http://localhost:8000"
 	@echo "make execute  authors: re-execute notebooks in place to refresh outputs"
 	@echo "make lint     ruff check + format check"
 	@echo "make lock     regenerate requirements.lock from pyproject.toml"
 
 # --- environment -----------------------------------------------------------
+# torch: PyPI's Linux wheel of torch pulls in several GB of CUDA libraries
+# (nvidia-* packages). On Linux we install the CPU build first, with no
+# dependencies (they are all in the lock): from the configured indexes if they
+# carry it, else from PyTorch's CPU index, consulted for torch alone. The lock
+# then finds torch==2.13.0 satisfied by 2.13.0+cpu (PEP 440 ignores the local
+# label) and installs no nvidia-* package. Elsewhere (macOS, Windows) PyPI's
+# wheel is the CPU build already.
+TORCH_VERSION   := $(shell sed -n 's/^torch==//p' requirements.lock)
+TORCH_CPU_INDEX ?= https://download.pytorch.org/whl/cpu
+ifeq ($(shell uname -s),Linux)
+define install_cpu_torch
+	$(1) -m pip install --quiet --disable-pip-version-check --no-deps \
+	    "torch==$(TORCH_VERSION)+cpu" 2>/dev/null \
+	|| $(1) -m pip install --quiet --disable-pip-version-check --no-deps \
+	    --index-url $(TORCH_CPU_INDEX) "torch==$(TORCH_VERSION)+cpu"
+endef
+else
+install_cpu_torch = @true
+endif
+
 $(STAMP): requirements.lock pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(call install_cpu_torch,$(BIN)/python)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements.lock
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check \
 	    --no-deps --no-build-isolation -e .
@@ -44,9 +70,9 @@ $(MATHJAX): package.json package-lock.json
 	@touch $@
 
 # --- the book --------------------------------------------------------------
-# Notebooks are executed by the build. Locally the jupyter-cache skips
-# notebooks whose code did not change, and is wiped whenever selfattn/ changes;
-# in CI (CI=true) it is always wiped, so every notebook is executed afresh.
+# `make book` executes the notebooks. Locally the jupyter-cache skips notebooks
+# whose code did not change, and is wiped whenever selfattn/ changes; in CI
+# (CI=true) it is always wiped, so every notebook is executed afresh.
 $(LIBSTAMP): $(wildcard selfattn/*.py selfattn/*/*.py)
 	rm -rf $(CACHE)
 	@mkdir -p _build && touch $@
@@ -62,15 +88,38 @@ endif
 book: $(HTML)
 	@echo "Book up to date: file://$(CURDIR)/_build/html/index.html"
 
+# `make test` builds the book from the committed outputs once nbval has shown
+# them to be what a fresh execution gives: the same strict build, no second
+# execution. The configuration is _config.yml with execution turned off.
+PREBUILT_CONFIG := _build/_config.prebuilt.yml
+book-prebuilt: $(STAMP) $(MATHJAX)
+	@mkdir -p _build
+	$(BIN)/python tools/prebuilt_config.py _config.yml $(PREBUILT_CONFIG)
+	$(BIN)/jupyter-book build . --builder html -W -n --keep-going \
+	    --config $(PREBUILT_CONFIG) || { rm -f $(HTML); exit 1; }
+
 serve: $(HTML)
 	$(BIN)/python -m http.server --directory _build/html --bind 127.0.0.1 8000
 
 # --- tests -----------------------------------------------------------------
-# nbval and the book build each execute every notebook; they run side by side
-# (one per core) so the whole suite stays well under 15 minutes.
+# The notebooks are checked on two axes (see CONTRIBUTING, "Portable lessons"):
+#  * notebooks: nbval compares every output with the committed one, executed
+#    with PyTorch's portable kernels on one thread. The committed outputs are
+#    made natively by `make execute`, so this pass is a second machine.
+#  * seeds: every notebook executed again with each base seed in OTHER_SEEDS
+#    (SELFATTN_SEED), natively; outputs are not compared, every assert must
+#    hold. So no claim rests on one seed, or on one set of kernels.
+# The three passes share the two cores (make -j2); then the book is built from
+# the committed outputs and the browser tests read it.
+PORTABLE    := ATEN_CPU_CAPABILITY=default OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 \
+               MKL_CBWR=COMPATIBLE
+OTHER_SEEDS ?= 1 2
+NBVAL       := $(BIN)/python -m pytest notebooks -q -p no:cacheprovider
+
 test: $(STAMP) $(MATHJAX)
 	$(MAKE) --no-print-directory lint unit
-	$(MAKE) --no-print-directory -j2 --output-sync=target notebooks book
+	$(MAKE) --no-print-directory -j2 --output-sync=target notebooks seeds
+	$(MAKE) --no-print-directory book-prebuilt
 	$(MAKE) --no-print-directory browser
 
 lint: $(STAMP)
@@ -81,9 +130,16 @@ unit: $(STAMP)
 	$(BIN)/python -m pytest tests -q --ignore=tests/browser
 
 notebooks: $(STAMP)
-	$(BIN)/python -m pytest notebooks -q
+	env $(PORTABLE) $(NBVAL)
 
-browser: $(HTML)
+seeds: $(addprefix seed-,$(OTHER_SEEDS))
+
+seed-%: $(STAMP)
+	@echo "== every notebook with SELFATTN_SEED=$* (asserts only)"
+	env SELFATTN_SEED=$* OMP_NUM_THREADS=1 $(NBVAL) --nbval-lax
+
+browser:
+	@test -f $(HTML) || { echo "no built book: run make book first"; exit 1; }
 	$(BIN)/python -m pytest tests/browser -q
 
 format: $(STAMP)
@@ -97,13 +153,19 @@ NB ?= $(wildcard notebooks/*.ipynb)
 execute: $(STAMP)
 	$(BIN)/python tools/execute_notebooks.py $(NB)
 
+# The lock is frozen from a fresh venv that got the CPU build of torch first, so
+# no CUDA package can enter it; the grep refuses a lock that holds one anyway.
 lock:
 	rm -rf .lockenv && $(PYTHON) -m venv .lockenv
+	$(call install_cpu_torch,.lockenv/bin/python)
 	.lockenv/bin/pip install --quiet ".[book,test,dev]"
 	{ echo "# Pinned environment for the course; regenerate with 'make lock'."; \
-	  echo "# torch is pinned to the CPU release 2.13.0."; \
+	  echo "# torch is pinned to the CPU release $(TORCH_VERSION)."; \
 	  .lockenv/bin/pip freeze --all --exclude pip --exclude selfattn \
-	  | sed -e 's/^torch==\([0-9.]*\)+cpu/torch==\1/'; } > requirements.lock
+	  | sed -e 's/^torch==\([0-9.]*\)+cpu/torch==\1/'; } > requirements.lock.new
+	! grep -Ein '^(nvidia-|triton|cuda)' requirements.lock.new \
+	  || { echo "make lock: CUDA packages above; not written"; exit 1; }
+	mv requirements.lock.new requirements.lock
 	rm -rf .lockenv
 
 clean:

@@ -24,7 +24,7 @@ Conventions:
 Modules, in teaching order: ``reference`` (numpy oracle, column and row
 conventions), ``scoring``, ``attention``, ``masks``, ``modules``,
 ``positional``, ``efficient``, ``complexity``, ``data``, ``graph``,
-``vision``, ``plotting``, ``training``, ``notebook``. Submodules load on
+``vision``, ``plotting``, ``training``, ``notebook``, ``seeding``. Submodules load on
 first use: ``selfattn.positional`` works after ``import selfattn``.
 """
 
@@ -64,6 +64,7 @@ _SUBMODULES = (
     "plotting",
     "training",
     "notebook",
+    "seeding",
 )
 
 __all__ = [

@@ -83,3 +83,26 @@ def test_lock_pins_every_declared_package_within_its_range(name):
 
 def test_torch_is_pinned_to_the_cpu_release():
     assert _lock()["torch"] == Version("2.13.0")
+
+
+@pytest.mark.parametrize("name", sorted(_pyproject_requirements()))
+def test_lower_bound_is_a_version_the_suite_ran_on(name):
+    """A lower bound below the locked release would promise an untested version."""
+    req = _pyproject_requirements()[name]
+    lows = [Version(s.version) for s in req.specifier if s.operator in (">=", "==")]
+    assert lows, f"{name}: no lower bound in pyproject.toml ({req.specifier})"
+    locked = _lock()[name].release[:2]
+    assert max(lows).release[:2] == locked, (
+        f"{name}: pyproject.toml allows {req.specifier}, but the suite runs on "
+        f"{_lock()[name]}; raise the lower bound to >={locked[0]}.{locked[1]}"
+    )
+
+
+def test_lock_holds_no_cuda_package():
+    cuda = [n for n in _lock() if n.startswith(("nvidia-", "triton", "cuda"))]
+    assert not cuda, f"requirements.lock would install CUDA packages: {cuda}"
+
+
+def test_python_requirement_matches_the_lock():
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert project["requires-python"] == ">=3.11", "the lock is resolved for 3.11"
