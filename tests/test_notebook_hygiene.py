@@ -74,3 +74,42 @@ def test_kernel_and_first_cells(path):
         f"{path.name}: the first code cell must be the install cell (see CONTRIBUTING)"
     )
     assert "remove-cell" in first_code["metadata"].get("tags", [])
+
+
+# A seed typed as a literal: every seed must come from selfattn.seeding, so the
+# seed passes of `make test` (SELFATTN_SEED=1, 2) really change every draw.
+LITERAL_SEED = re.compile(
+    r"(?<!seeding\.)manual_seed\(\s*\d"  # torch.manual_seed(0), Generator().manual_seed(1)
+    r"|default_rng\(\s*\d"  # np.random.default_rng(0)
+    r"|\b(?:seed|random_state)\s*=\s*\d"  # pos_corpus(..., seed=9), random_state=0
+    r"|np\.random\.seed\(|random\.seed\("
+)
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_every_seed_comes_from_the_seed_helper(path):
+    nb = _load(path)
+    source = "\n".join("".join(c["source"]) for c in _code_cells(nb))
+    assert "from selfattn import seeding" in source, (
+        f"{path.name}: import the seed helper (from selfattn import seeding)"
+    )
+    literal = [m.group(0) for m in LITERAL_SEED.finditer(source)]
+    assert not literal, (
+        f"{path.name}: seeds typed as literals {literal}; derive them with "
+        "seeding.seed(k) / seeding.generator(k) / seeding.rng(k) / seeding.seeds(n)"
+    )
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_every_ignored_output_is_asserted(path):
+    """A cell nbval does not compare must have its claim asserted, there or next."""
+    cells = _code_cells(_load(path))
+    for i, cell in enumerate(cells):
+        if "nbval-ignore-output" not in cell["metadata"].get("tags", []):
+            continue
+        here = "".join(cell["source"])
+        after = "".join(cells[i + 1]["source"]) if i + 1 < len(cells) else ""
+        assert "assert" in here or "assert" in after, (
+            f"{path.name}: code cell {i} is tagged nbval-ignore-output but neither it "
+            "nor the next code cell asserts anything: its output is checked nowhere"
+        )
