@@ -21,7 +21,7 @@ SOURCES := _config.yml _toc.yml $(wildcard book/*.md book/*.bib book/*/*.md) \
            $(wildcard notebooks/*.ipynb) $(wildcard selfattn/*.py selfattn/*/*.py)
 
 .PHONY: book book-prebuilt test unit notebooks seeds browser lint format serve \
-        execute lock clean help
+        execute lock explore clean help
 
 help:
 	@echo "make book     build the HTML into _build/html (executes every notebook)"
@@ -141,6 +141,12 @@ seed-%: $(STAMP)
 browser:
 	@test -f $(HTML) || { echo "no built book: run make book first"; exit 1; }
 	$(BIN)/python -m pytest tests/browser -q
+
+# Not part of `make test`: hypothesis draws many fresh examples (the suite's
+# default profile is derandomised, so CI cannot flake on a rare example).
+explore: $(STAMP)
+	HYPOTHESIS_PROFILE=explore $(BIN)/python -m pytest tests -q \
+	    -k "properties or chunked or hypothesis" --ignore=tests/browser
 
 format: $(STAMP)
 	$(BIN)/ruff format .

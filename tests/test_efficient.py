@@ -83,7 +83,7 @@ def test_local_bad_input(gen):
 # --- chunked attention (online softmax) -------------------------------------
 
 
-@settings(max_examples=40, deadline=None)
+@settings(deadline=None)
 @given(
     T_q=st.integers(1, 40),
     T_k=st.integers(1, 40),

@@ -16,7 +16,7 @@ from selfattn import (
 )
 from selfattn import reference as ref
 
-SETTINGS = settings(max_examples=25, deadline=None)
+SETTINGS = settings(deadline=None)
 seeds = st.integers(0, 2**32 - 1)
 sizes = st.integers(1, 6)
 
