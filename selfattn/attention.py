@@ -62,6 +62,7 @@ def masked_softmax(scores: Tensor, mask: Tensor | None = None, dim: int = -1) ->
         )
     if mask is not None:
         check_mask(mask, scores.shape)
+        mask = mask.expand(scores.shape)  # so any `dim` indexes the mask too
     work = scores.float() if scores.dtype in _LOW_PRECISION else scores
     neg_inf = torch.isneginf(work)
     if neg_inf.any():  # -inf is a masked entry: fold it into the mask

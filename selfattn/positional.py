@@ -248,8 +248,11 @@ def apply_rotary(
             f"for x {shape_str(x)}"
         )
     work = torch.float32 if x.dtype in _LOW_PRECISION else x.dtype
-    omega = frequencies(d, base).to(x.device)  # (d/2,)
-    angles = (positions.to(torch.float64)[..., None] * omega).to(work)  # (..., T, d/2)
+    # Angles in float64 on the CPU (some devices, e.g. Apple's MPS, have no
+    # float64), then moved: (..., T, d/2).
+    omega = frequencies(d, base)  # (d/2,)
+    angles = positions.to("cpu", torch.float64)[..., None] * omega
+    angles = angles.to(device=x.device, dtype=work)
     cos, sin = torch.cos(angles), torch.sin(angles)
     x1, x2 = x[..., 0::2].to(work), x[..., 1::2].to(work)  # (..., T, d/2) each
     rotated = (x1 * cos - x2 * sin, x1 * sin + x2 * cos)  # new (x_2j, x_2j+1)

@@ -214,7 +214,13 @@ def kernel_offsets(kernel_size: int) -> list[tuple[int, int]]:
     return [(i - r, j - r) for i in range(kernel_size) for j in range(kernel_size)]
 
 
-def relative_position_mask(height: int, width: int, offset: tuple[int, int]) -> Tensor:
+def relative_position_mask(
+    height: int,
+    width: int,
+    offset: tuple[int, int],
+    *,
+    device: torch.device | str | None = None,
+) -> Tensor:
     r"""Query pixel ``q`` may attend key pixel ``k`` iff ``k - q = offset``.
 
     Pixels are numbered row-major, ``n = y W + x``. Near the border the pixel
@@ -223,10 +229,14 @@ def relative_position_mask(height: int, width: int, offset: tuple[int, int]) -> 
     what zero padding gives a convolution.
 
     Returns:
-        ``(H W, H W)`` bool with at most one True per row.
+        ``(H W, H W)`` bool with at most one True per row, on ``device``.
     """
     dy, dx = offset
-    y, x = torch.meshgrid(torch.arange(height), torch.arange(width), indexing="ij")
+    y, x = torch.meshgrid(
+        torch.arange(height, device=device),
+        torch.arange(width, device=device),
+        indexing="ij",
+    )
     y, x = y.flatten(), x.flatten()  # (HW,) pixel coordinates, row-major
     return (y[None, :] - y[:, None] == dy) & (x[None, :] - x[:, None] == dx)
 
@@ -288,15 +298,22 @@ def conv2d_as_attention(
     r = K // 2
     if alpha is None:  # exact: one allowed key per head and query (or none)
         tokens = x.flatten(2).transpose(1, 2)  # (B, HW, C_in)
-        mask = torch.stack([relative_position_mask(H, W, d) for d in offsets])
-        scores = torch.zeros(mask.shape, dtype=x.dtype)  # (K^2, HW, HW)
+        mask = torch.stack(
+            [relative_position_mask(H, W, d, device=x.device) for d in offsets]
+        )
+        scores = torch.zeros(mask.shape, dtype=x.dtype, device=x.device)
         A = masked_softmax(scores, mask)  # (K^2, HW, HW)
     else:  # soft: quadratic relative scores over the zero-padded image
         padded = nn.functional.pad(x, (r, r, r, r))  # (B, C_in, H+2r, W+2r)
         tokens = padded.flatten(2).transpose(1, 2)  # (B, T_k, C_in)
-        qy, qx = torch.meshgrid(torch.arange(H), torch.arange(W), indexing="ij")
+        grid = {"device": x.device}
+        qy, qx = torch.meshgrid(
+            torch.arange(H, **grid), torch.arange(W, **grid), indexing="ij"
+        )
         ky, kx = torch.meshgrid(
-            torch.arange(H + 2 * r) - r, torch.arange(W + 2 * r) - r, indexing="ij"
+            torch.arange(H + 2 * r, **grid) - r,
+            torch.arange(W + 2 * r, **grid) - r,
+            indexing="ij",
         )
         dy = ky.flatten()[None, :] - qy.flatten()[:, None]  # (HW, T_k)
         dx = kx.flatten()[None, :] - qx.flatten()[:, None]  # (HW, T_k)

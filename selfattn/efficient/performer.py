@@ -49,7 +49,10 @@ def orthogonal_random_matrix(
         raise TypeError(
             f"generator must be a torch.Generator, got {type(generator).__name__}"
         )
-    opts = {"generator": generator, "dtype": dtype, "device": device}
+    # QR has no float16 / bfloat16 kernel: draw and orthogonalise in float32
+    # (or float64 when asked), cast at the end.
+    work = torch.float32 if dtype in (torch.float16, torch.bfloat16) else dtype
+    opts = {"generator": generator, "dtype": work, "device": device}
     blocks = []
     for _ in range(-(-m // d)):
         Q, R = torch.linalg.qr(torch.randn(d, d, **opts))  # (d, d)
@@ -57,7 +60,7 @@ def orthogonal_random_matrix(
         blocks.append(Q.T)  # rows orthonormal
     W = torch.cat(blocks)[:m]  # (m, d)
     norms = torch.randn(m, d, **opts).norm(dim=1, keepdim=True)  # (m, 1), chi(d)
-    return W * norms
+    return (W * norms).to(dtype)
 
 
 def _performer_log_features(x: Tensor, projection: Tensor) -> Tensor:

@@ -1,0 +1,117 @@
+"""Every public attention function: any floating dtype, and no stray device.
+
+The dtype matrix runs each function in float16, bfloat16, float32 and float64
+and compares with the float64 result at a tolerance fitting the dtype; the
+output keeps the input's dtype. The helpers that build masks and tables are
+checked on PyTorch's ``meta`` device (shapes and dtypes, no data): a tensor
+made on the CPU there would not be on ``meta``.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from selfattn import masked_softmax, scaled_dot_product_attention
+from selfattn.efficient import (
+    chunked_attention,
+    linear_attention,
+    linformer_attention,
+    local_attention,
+    orthogonal_random_matrix,
+    performer_attention,
+)
+from selfattn.masks import window_mask
+from selfattn.positional import apply_rotary, sinusoidal_encoding
+from selfattn.vision import conv2d_as_attention, relative_position_mask
+
+DTYPES = [torch.float16, torch.bfloat16, torch.float32, torch.float64]
+TOL = {torch.float16: 2e-2, torch.bfloat16: 8e-2, torch.float32: 1e-5}
+B, H, T, D = 2, 2, 12, 8
+
+
+def _inputs(dtype, device="cpu"):
+    g = torch.Generator().manual_seed(0)
+    q, k, v = (torch.randn(B, H, T, D, generator=g, dtype=torch.float64) for _ in "qkv")
+    return [t.to(device=device, dtype=dtype) for t in (q, k, v)]
+
+
+def _projections(dtype, device="cpu"):
+    g = torch.Generator().manual_seed(1)
+    E = torch.randn(4, T, generator=g, dtype=torch.float64) / T**0.5
+    return E.to(device=device, dtype=dtype)
+
+
+def _features(dtype, device="cpu"):
+    """One float64 draw of Performer's features, cast: the same in every dtype."""
+    g = torch.Generator().manual_seed(2)
+    W = orthogonal_random_matrix(16, D, g, dtype=torch.float64)
+    return W.to(device=device, dtype=dtype)
+
+
+FUNCTIONS = {
+    "scaled_dot_product_attention": lambda q, k, v: scaled_dot_product_attention(
+        q, k, v, window_mask(T, 2, device=q.device)
+    ),
+    "sdpa_with_weights": lambda q, k, v: scaled_dot_product_attention(
+        q, k, v, causal=True, return_weights=True
+    )[0],
+    "masked_softmax": lambda q, k, v: masked_softmax(
+        q @ k.transpose(-2, -1), window_mask(T, 1, device=q.device)
+    ),
+    "local_attention": lambda q, k, v: local_attention(q, k, v, 3),
+    "chunked_attention": lambda q, k, v: chunked_attention(
+        q, k, v, causal=True, chunk_size=5, query_chunk_size=7
+    ),
+    "linear_attention": lambda q, k, v: linear_attention(q, k, v, causal=True),
+    "performer_attention": lambda q, k, v: performer_attention(
+        q, k, v, projection=_features(q.dtype, q.device)
+    ),
+    "linformer_attention": lambda q, k, v: linformer_attention(
+        q, k, v, _projections(q.dtype, q.device), _projections(q.dtype, q.device)
+    ),
+    "apply_rotary": lambda q, k, v: apply_rotary(q),
+    "conv2d_as_attention": lambda q, k, v: conv2d_as_attention(
+        q[:, :, :, :4].reshape(B, 2, 6, 8), k[0, :, :9, :2].reshape(2, 2, 3, 3)
+    ),
+}
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("name", sorted(FUNCTIONS))
+def test_every_dtype_matches_float64(name, dtype):
+    fn = FUNCTIONS[name]
+    expected = fn(*_inputs(torch.float64))
+    out = fn(*_inputs(dtype))
+    assert out.dtype == dtype, f"{name} returned {out.dtype} for {dtype} input"
+    assert torch.isfinite(out).all(), f"{name} gave non-finite values in {dtype}"
+    if dtype != torch.float64:
+        tol = TOL[dtype]
+        torch.testing.assert_close(out.double(), expected, rtol=tol, atol=tol)
+
+
+def test_orthogonal_random_matrix_in_half_precision():
+    """QR has no float16 kernel: the draw is made in float32 and cast."""
+    for dtype in (torch.float16, torch.bfloat16):
+        W = orthogonal_random_matrix(
+            12, D, torch.Generator().manual_seed(0), dtype=dtype
+        )
+        assert W.dtype == dtype and torch.isfinite(W).all()
+
+
+def test_masks_and_tables_follow_the_requested_device():
+    assert relative_position_mask(3, 4, (1, 0), device="meta").device.type == "meta"
+    assert window_mask(5, 1, device="meta").device.type == "meta"
+    assert sinusoidal_encoding(5, 8, device="meta").device.type == "meta"
+
+
+def test_masked_softmax_broadcast_mask_on_any_dim():
+    """A lower-rank mask broadcasts on every ``dim`` (it raised IndexError)."""
+    g = torch.Generator().manual_seed(0)
+    scores = torch.randn(2, 3, 4, generator=g)
+    mask = torch.tensor([[True, False, True, True]] * 3)  # (3, 4)
+    for dim in (0, 1, -1):
+        w = masked_softmax(scores, mask, dim=dim)
+        filled = scores.masked_fill(~mask, float("-inf"))
+        expected = torch.softmax(filled, dim=dim).nan_to_num(0.0)
+        torch.testing.assert_close(w, expected)
