@@ -13,6 +13,7 @@ import torch
 from torch import Tensor, nn
 
 from selfattn._checks import check_mask, check_tensor, shape_str
+from selfattn._init import redraw_parameters
 from selfattn.attention import scaled_dot_product_attention
 
 __all__ = ["SelfAttention", "MultiHeadAttention", "TransformerEncoderBlock"]
@@ -48,14 +49,25 @@ class SelfAttention(nn.Module):
     Args:
         d_in: input width ``D``; d_k: query/key width; d_v: value width
             (default ``d_k``); bias: add biases to the projections.
+        generator: draws the initial weights (PyTorch's default
+            distribution); None = torch's global generator.
     """
 
-    def __init__(self, d_in: int, d_k: int, d_v: int | None = None, bias: bool = False):
+    def __init__(
+        self,
+        d_in: int,
+        d_k: int,
+        d_v: int | None = None,
+        bias: bool = False,
+        *,
+        generator: torch.Generator | None = None,
+    ):
         super().__init__()
         self.d_in, self.d_k, self.d_v = d_in, d_k, d_v or d_k
         self.W_q = nn.Linear(d_in, d_k, bias=bias)
         self.W_k = nn.Linear(d_in, d_k, bias=bias)
         self.W_v = nn.Linear(d_in, self.d_v, bias=bias)
+        redraw_parameters(self, generator)
 
     def forward(
         self,
@@ -92,9 +104,18 @@ class MultiHeadAttention(nn.Module):
     Args:
         embed_dim: model width ``D``; num_heads: ``H`` (must divide ``D``).
         bias: biases in the four projections (as ``torch.nn.MultiheadAttention``).
+        generator: draws the initial weights (PyTorch's default
+            distribution); None = torch's global generator.
     """
 
-    def __init__(self, embed_dim: int, num_heads: int, *, bias: bool = True):
+    def __init__(
+        self,
+        embed_dim: int,
+        num_heads: int,
+        *,
+        bias: bool = True,
+        generator: torch.Generator | None = None,
+    ):
         super().__init__()
         if num_heads <= 0 or embed_dim % num_heads != 0:
             raise ValueError(
@@ -107,6 +128,7 @@ class MultiHeadAttention(nn.Module):
         self.W_k = nn.Linear(embed_dim, embed_dim, bias=bias)
         self.W_v = nn.Linear(embed_dim, embed_dim, bias=bias)
         self.W_o = nn.Linear(embed_dim, embed_dim, bias=bias)
+        redraw_parameters(self, generator)
 
     def _split(self, x: Tensor) -> Tensor:
         B, T, _ = x.shape
@@ -207,6 +229,9 @@ class TransformerEncoderBlock(nn.Module):
     Args:
         embed_dim: ``D``; num_heads: ``H``; ff_dim: hidden width of the
             feed-forward network (default ``4 D``); dropout: after attention and FFN.
+        generator: draws the initial weights (PyTorch's default
+            distribution); None = torch's global generator. Dropout masks
+            still come from the global generator.
     """
 
     def __init__(
@@ -215,6 +240,8 @@ class TransformerEncoderBlock(nn.Module):
         num_heads: int,
         ff_dim: int | None = None,
         dropout: float = 0.0,
+        *,
+        generator: torch.Generator | None = None,
     ):
         super().__init__()
         ff_dim = ff_dim or 4 * embed_dim
@@ -225,6 +252,7 @@ class TransformerEncoderBlock(nn.Module):
             nn.Linear(embed_dim, ff_dim), nn.GELU(), nn.Linear(ff_dim, embed_dim)
         )
         self.drop = nn.Dropout(dropout)
+        redraw_parameters(self, generator)
 
     def forward(
         self,

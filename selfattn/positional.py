@@ -190,7 +190,12 @@ class LearnedPositionalEmbedding(nn.Module):
             )
         self.max_len, self.dim = max_len, dim
         self.weight = nn.Parameter(torch.empty(max_len, dim))
-        nn.init.normal_(self.weight, std=0.02, generator=generator)
+        self.reset_parameters_from(generator)
+
+    def reset_parameters_from(self, generator: torch.Generator | None) -> None:
+        """Draw the table again: normal, std 0.02, from ``generator``."""
+        with torch.no_grad():
+            nn.init.normal_(self.weight, std=0.02, generator=generator)
 
     def forward(self, x: Tensor | int) -> Tensor:
         """x ``(B, T, D)`` -> ``x + E[:T]``; an int ``T`` -> the rows ``E[:T]``."""

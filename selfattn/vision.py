@@ -28,6 +28,7 @@ import torch
 from torch import Tensor, nn
 
 from selfattn._checks import check_tensor, shape_str
+from selfattn._init import redraw_parameters
 from selfattn.attention import masked_softmax
 from selfattn.modules import TransformerEncoderBlock
 from selfattn.positional import LearnedPositionalEmbedding
@@ -112,6 +113,8 @@ class ViT(nn.Module):
         paper); ``"mean"`` the average of the patch outputs (the global
         average pooling head of the paper's appendix; the class token is
         then still attended to but not read out).
+        generator: draws every initial weight (the position table included);
+            None = torch's global generator.
     """
 
     def __init__(
@@ -127,6 +130,7 @@ class ViT(nn.Module):
         ff_dim: int | None = None,
         dropout: float = 0.0,
         pool: str = "cls",
+        generator: torch.Generator | None = None,
     ) -> None:
         super().__init__()
         if pool not in ("cls", "mean"):
@@ -144,6 +148,7 @@ class ViT(nn.Module):
         )
         self.norm = nn.LayerNorm(dim)
         self.head = nn.Linear(dim, num_classes)
+        redraw_parameters(self, generator)
 
     def forward(
         self, images: Tensor, *, return_weights: bool = False
@@ -170,6 +175,7 @@ class SmallCNN(nn.Module):
     Args:
         in_channels: ``C``; num_classes: outputs; image_size: ``H = W``;
         channels: widths of the two convolutions.
+        generator: draws the initial weights; None = torch's global generator.
     """
 
     def __init__(
@@ -179,6 +185,7 @@ class SmallCNN(nn.Module):
         *,
         image_size: int = 8,
         channels: tuple[int, int] = (16, 32),
+        generator: torch.Generator | None = None,
     ) -> None:
         super().__init__()
         c1, c2 = channels
@@ -191,6 +198,7 @@ class SmallCNN(nn.Module):
             nn.MaxPool2d(2),  # (B, c2, H/4, W/4)
         )
         self.head = nn.Linear(c2 * (image_size // 4) ** 2, num_classes)
+        redraw_parameters(self, generator)
 
     def forward(self, images: Tensor) -> Tensor:
         """images ``(B, C, H, W)`` -> logits ``(B, num_classes)``."""
