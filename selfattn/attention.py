@@ -55,7 +55,7 @@ def masked_softmax(scores: Tensor, mask: Tensor | None = None, dim: int = -1) ->
     """
     check_tensor("scores", scores)
     check_finite("scores", scores)
-    if torch.isposinf(scores).any():
+    if not scores.is_meta and torch.isposinf(scores).any():
         raise ValueError(
             f"scores contains +inf (shape {shape_str(scores)}); the softmax of "
             "+inf is undefined"
@@ -65,7 +65,7 @@ def masked_softmax(scores: Tensor, mask: Tensor | None = None, dim: int = -1) ->
         mask = mask.expand(scores.shape)  # so any `dim` indexes the mask too
     work = scores.float() if scores.dtype in _LOW_PRECISION else scores
     neg_inf = torch.isneginf(work)
-    if neg_inf.any():  # -inf is a masked entry: fold it into the mask
+    if work.is_meta or neg_inf.any():  # -inf is a masked entry: fold it in
         mask = ~neg_inf if mask is None else mask & ~neg_inf
     if mask is None:
         return torch.softmax(work, dim=dim).to(scores.dtype)
@@ -99,7 +99,7 @@ def relu_weights(
     """
     check_tensor("scores", scores)
     check_finite("scores", scores)
-    if normalize and torch.isposinf(scores).any():
+    if normalize and not scores.is_meta and torch.isposinf(scores).any():
         raise ValueError(
             f"scores contain +inf (shape {shape_str(scores)}); ReLU normalisation "
             "would divide inf by inf. Mask such entries or clamp the scores."
@@ -169,7 +169,8 @@ def scaled_dot_product_attention(
     scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else float(scale)
     full = _combined_mask(mask, causal, T_q, T_k, q.device)
 
-    no_empty_row = full is None or bool(full.any(dim=-1).all())
+    # (On the `meta` device values are unknown: take the explicit path.)
+    no_empty_row = full is None or (not q.is_meta and bool(full.any(dim=-1).all()))
     if not return_weights and no_empty_row:
         # PyTorch's fused kernel: same semantics when every row has a key.
         return F.scaled_dot_product_attention(q, k, v, attn_mask=full, scale=scale)

@@ -245,8 +245,8 @@ def apply_rotary(
     if d % 2 != 0:
         raise ValueError(f"x must have an even last dimension d, got {shape_str(x)}")
     if positions is None:
-        positions = torch.arange(T, device=x.device)
-    positions = torch.as_tensor(positions, device=x.device)
+        positions = torch.arange(T)
+    positions = torch.as_tensor(positions)
     if positions.dim() == 0 or positions.shape[-1] != T:
         raise ValueError(
             f"positions must end with T={T} entries, got shape {shape_str(positions)} "

@@ -2,9 +2,10 @@
 
 The dtype matrix runs each function in float16, bfloat16, float32 and float64
 and compares with the float64 result at a tolerance fitting the dtype; the
-output keeps the input's dtype. The helpers that build masks and tables are
-checked on PyTorch's ``meta`` device (shapes and dtypes, no data): a tensor
-made on the CPU there would not be on ``meta``.
+output keeps the input's dtype. Device propagation is checked on PyTorch's
+``meta`` device (shapes and dtypes, no values): a function that creates a
+tensor on the CPU while its input lives elsewhere fails there, as it would on
+a GPU or Apple's MPS. (The checks that need values are skipped on ``meta``.)
 """
 
 from __future__ import annotations
@@ -88,6 +89,15 @@ def test_every_dtype_matches_float64(name, dtype):
     if dtype != torch.float64:
         tol = TOL[dtype]
         torch.testing.assert_close(out.double(), expected, rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("name", sorted(FUNCTIONS))
+def test_output_stays_on_the_input_device(name):
+    """On ``meta`` (no values), a CPU tensor made inside the function would
+    meet a meta tensor and raise, as it would beside a GPU or MPS input."""
+    q, k, v = _inputs(torch.float32, device="meta")
+    out = FUNCTIONS[name](q, k, v)
+    assert out.device.type == "meta"
 
 
 def test_orthogonal_random_matrix_in_half_precision():

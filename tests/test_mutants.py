@@ -63,8 +63,8 @@ def test_dispatched_path_against_the_numpy_reference(causal):
 def test_fit_reports_the_loss_weighted_by_batch_size():
     """training.py: `total_loss += loss.item() * len(y)`, batches of 2, 2 and 1.
 
-    With a learning rate of 1e-30 nothing visibly changes, so the epoch's loss is the loss
-    over the whole data set, not the mean of the three batch means.
+    With a learning rate of 1e-30 nothing visibly changes, so the epoch's loss
+    is the loss over the whole data set, not the mean of the three batch means.
     """
     g = torch.Generator().manual_seed(0)
     X = torch.randn(5, 3, generator=g)
