@@ -5,14 +5,14 @@ floating-point operations), per layer, for a sequence of ``n`` positions of
 width ``d``, dropping the softmax and other ``O(n^2)`` or ``O(n d)`` terms as
 Table 1 does:
 
-=========================  ====================  ===============  ================
-Layer                      Complexity per layer  Sequential ops   Max. path length
-=========================  ====================  ===============  ================
-Self-attention             O(n^2 d)              O(1)             O(1)
-Recurrent                  O(n d^2)              O(n)             O(n)
-Convolutional              O(k n d^2)            O(1)             O(n/k), O(log_k n)
-Self-attention, restricted O(r n d)              O(1)             O(n/r)
-=========================  ====================  ===============  ================
+==========================  ====================  ===============  ==================
+Layer                       Complexity per layer  Sequential ops   Max. path length
+==========================  ====================  ===============  ==================
+Self-attention              O(n^2 d)              O(1)             O(1)
+Recurrent                   O(n d^2)              O(n)             O(n)
+Convolutional               O(k n d^2)            O(1)             O(n/k), O(log_k n)
+Self-attention, restricted  O(r n d)              O(1)             O(n/r)
+==========================  ====================  ===============  ==================
 
 Measuring helpers: :func:`measure` (median wall time, peak bytes allocated by
 PyTorch) and :func:`loglog_slope` (the exponent of a power law ``y = c x^p``).

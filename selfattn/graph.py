@@ -152,10 +152,13 @@ class GraphAttentionLayer(nn.Module):
     (the weights returned are those before dropout).
 
     Args:
-        in_dim: ``F``; out_dim: ``F'`` per head; num_heads: ``H``.
-        concat: concatenate the heads (output ``H F'``) or average them
-            (output ``F'``).
-        negative_slope: of the LeakyReLU; dropout: on the weights.
+        in_dim: the input width ``F``.
+        out_dim: the output width ``F'`` of each head.
+        num_heads: the number of heads ``H``.
+        concat: True: concatenate the heads, output width ``H F'``;
+            False: average them, output width ``F'``.
+        negative_slope: of the LeakyReLU.
+        dropout: dropout rate on the attention weights.
         bias: add a learned bias to the output.
         generator: for the Glorot-uniform initial values; optional.
     """
@@ -218,9 +221,11 @@ class GAT(nn.Module):
         \text{logits} = \text{GAT}_{\text{average}}(h)
 
     Args:
-        in_dim: node feature width; hidden_dim: width per head of layer 1;
-        num_classes: output width; num_heads: heads of layer 1 (layer 2 has
-        one); dropout: on the inputs of both layers and on the weights.
+        in_dim: the node feature width.
+        hidden_dim: the width of each head of layer 1.
+        num_classes: the output width.
+        num_heads: the heads of layer 1; layer 2 has a single head.
+        dropout: rate on the inputs of both layers and on the weights.
         generator: for the initial values; optional.
     """
 

@@ -105,14 +105,19 @@ class ViT(nn.Module):
         \ \ (\text{or the mean of } z_L^{1..N})
 
     Args:
-        image_size: ``H = W``; patch: ``p``; in_channels: ``C``;
-        num_classes: outputs; dim: ``D``; depth: number of blocks;
-        num_heads: ``H`` per block; ff_dim: hidden width of the blocks' FFN
-        (default ``2 D``); dropout: in the blocks.
-        pool: ``"cls"`` classifies the class token's output (as in the
-        paper); ``"mean"`` the average of the patch outputs (the global
-        average pooling head of the paper's appendix; the class token is
-        then still attended to but not read out).
+        image_size: the side of the square images, in pixels.
+        patch: the side ``p`` of a square patch; it must divide ``image_size``.
+        in_channels: the number of image channels ``C``.
+        num_classes: the number of outputs.
+        dim: the model width ``D``.
+        depth: the number of encoder blocks.
+        num_heads: the number of heads per block.
+        ff_dim: the hidden width of the blocks' FFN, default ``2 D``.
+        dropout: dropout rate in the blocks.
+        pool: ``"cls"`` classifies the class token's output, as in the
+            paper. ``"mean"`` classifies the average of the patch outputs,
+            the global average pooling head of the paper's appendix; the
+            class token is then still attended to but not read out.
         generator: draws every initial weight (the position table included);
             None = torch's global generator.
     """

@@ -53,7 +53,7 @@ class LinformerSelfAttention(nn.Module):
     r"""Multi-head Linformer self-attention, ``(B, T, D) -> (B, T, D)``.
 
     From Wang et al. (2020). Projections ``W_q, W_k, W_v, W_o`` as in
-    :class:`selfattn.MultiHeadAttention` (same parameter names), plus learned
+    :class:`selfattn.modules.MultiHeadAttention` (same parameter names), plus learned
     ``E, F`` of shape ``(k_proj, seq_len)`` shared by all heads (the paper's
     "headwise sharing"). A sequence shorter than ``seq_len`` uses the first
     ``T`` columns of ``E, F`` (as if padded with zero keys).
