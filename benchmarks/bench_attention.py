@@ -2,7 +2,7 @@
 
 Usage (from the repository root)::
 
-    .venv/bin/python benchmarks/bench_attention.py            # full, ~1-3 min
+    .venv/bin/python benchmarks/bench_attention.py            # full, ~10-20 min
     .venv/bin/python benchmarks/bench_attention.py --quick    # fewer repeats
 
 Measures, for B=1, H=8, d=64, float32 and ``torch.set_num_threads(2)``:
@@ -13,7 +13,11 @@ Measures, for B=1, H=8, d=64, float32 and ``torch.set_num_threads(2)``:
 3. the extra peak memory of ``chunked_attention`` at T = 16384 (target < 64 MiB;
    a dense score matrix needs T^2 * 4 bytes = 1 GiB per head);
 4. ``linear_attention`` (causal and not) for T = 1k ... 16k and the log-log slope
-   of time against T (target <= 1.15).
+   of time against T (target <= 1.15);
+5. training: forward + backward of ``chunked_attention`` (FlashAttention's
+   backward pass) vs forward + backward of the fused kernel at T = 4096 and
+   16384 (target <= 2), and its peak memory at T = 16384 beyond the output and
+   the three gradients (target < 64 MiB).
 
 Timings of two functions are interleaved (a, b, a, b, ...) and medians are
 compared, which resists a shared, noisy machine; still, read them as rough.
@@ -105,6 +109,66 @@ def bench_memory(T: int) -> dict:
     }
 
 
+def train_step(attention, q, k, v, dout) -> None:
+    """Forward and backward: the gradients of ``<attention(q, k, v), dout>``."""
+    torch.autograd.grad(attention(q, k, v), (q, k, v), dout)
+
+
+def train_inputs(T: int) -> tuple[torch.Tensor, ...]:
+    q, k, v = (t.requires_grad_() for t in qkv(T))
+    dout = qkv(T, seed=1)[0]  # the gradient arriving at the output
+    return q, k, v, dout
+
+
+def bench_train(Ts: list[int], repeats: list[int], warmups: list[int]) -> list[dict]:
+    rows = []
+    for T, rep, warm in zip(Ts, repeats, warmups, strict=True):
+        args = train_inputs(T)
+        t = paired_times(
+            {
+                "torch_fused_train": partial(
+                    train_step, F.scaled_dot_product_attention, *args
+                ),
+                "chunked_train": partial(train_step, chunked_attention, *args),
+            },
+            rep,
+            warm,
+        )
+        rows.append(
+            {
+                "T": T,
+                "repeats": rep,
+                **{f"{name}_s": s for name, s in t.items()},
+                "train_ratio": t["chunked_train"] / t["torch_fused_train"],
+            }
+        )
+        print(f"  T={T}: " + ", ".join(f"{n} {s:.2f} s" for n, s in t.items()))
+    return rows
+
+
+def bench_train_memory(T: int) -> dict:
+    """Peak bytes of forward + backward, ours and the fused kernel's."""
+    args = train_inputs(T)
+    tensor_bytes = B * H * T * D_HEAD * 4
+    peaks = {
+        name: peak_memory_bytes(train_step, fn, *args)
+        for name, fn in (
+            ("chunked", chunked_attention),
+            ("torch_fused", F.scaled_dot_product_attention),
+        )
+    }
+    out_and_grads = 4 * tensor_bytes  # the output and dq, dk, dv
+    return {
+        "T": T,
+        **{f"{name}_peak_bytes": peak for name, peak in peaks.items()},
+        "output_and_gradients_bytes": out_and_grads,
+        **{
+            f"{name}_extra_bytes": None if peak is None else peak - out_and_grads
+            for name, peak in peaks.items()
+        },
+    }
+
+
 def bench_linear(Ts: list[int], repeats: int, warmup: int, dense: bool) -> dict:
     series: dict[str, list[float]] = {"linear_causal": [], "linear": []}
     if dense:
@@ -131,7 +195,7 @@ def plot(results: dict, path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 4))
+    fig, (ax1, ax2, ax3) = plt.subplots(1, 3, figsize=(14, 4))
     lin = results["linear"]
     for name, ts in lin["time_s"].items():
         label = f"{name} (slope {lin['slope'][name]:.2f})"
@@ -152,8 +216,16 @@ def plot(results: dict, path: Path) -> None:
     ax2.axhline(1.1, color="C0", ls="--", lw=1)
     ax2.axhline(2.0, color="C1", ls="--", lw=1)
     ax2.set_xticks(list(x), [f"T={r['T']}" for r in rows])
-    ax2.set(ylabel="time / torch fused", title="Ratio to torch (dashed: targets)")
+    ax2.set(ylabel="time / torch fused", title="Forward, ratio to torch")
     ax2.legend(fontsize=8)
+    train = results["train"]
+    ax3.bar(range(len(train)), [r["train_ratio"] for r in train], 0.4, color="C1")
+    ax3.axhline(2.0, color="C1", ls="--", lw=1)
+    ax3.set_xticks(range(len(train)), [f"T={r['T']}" for r in train])
+    ax3.set(
+        ylabel="time / torch fused",
+        title="Forward + backward, chunked / torch (dashed: target)",
+    )
     fig.suptitle(
         f"B={B}, H={H}, d={D_HEAD}, float32, {results['threads']} threads (CPU)"
     )
@@ -198,6 +270,29 @@ def summary(results: dict) -> str:
         add(
             f"  of which the output {B}x{H}x{mem['T']}x{D_HEAD} float32",
             f"{out:.1f} MiB",
+            "",
+            None,
+        )
+    for r in results["train"]:
+        add(
+            f"chunked fwd+bwd / torch fused fwd+bwd, T={r['T']}",
+            f"{r['train_ratio']:.2f}x",
+            "<= 2x",
+            r["train_ratio"] <= 2.0,
+        )
+    tmem = results["train_memory"]
+    if tmem["chunked_extra_bytes"] is not None:
+        extra = tmem["chunked_extra_bytes"] / MiB
+        add(
+            f"chunked fwd+bwd peak beyond output + grads, T={tmem['T']}",
+            f"{extra:.1f} MiB",
+            "< 64 MiB",
+            extra < 64,
+        )
+    if tmem["torch_fused_extra_bytes"] is not None:
+        add(
+            "  the same for torch fused (for comparison)",
+            f"{tmem['torch_fused_extra_bytes'] / MiB:.1f} MiB",
             "",
             None,
         )
@@ -254,6 +349,12 @@ def main(argv: list[str] | None = None) -> dict:
     print("4) linear attention against T")
     Ts = [1024, 2048, 4096, 8192, 16384]
     results["linear"] = bench_linear(Ts, repeats, warmup, dense=not args.quick)
+    print("5) forward + backward against torch's fused kernel")
+    # T = 16384 takes minutes a call: fewer repeats, warm from T = 4096
+    train_repeats = [3, 1] if args.quick else [5, 3]
+    results["train"] = bench_train([4096, 16384], train_repeats, [1, 0])
+    print("   and its peak memory at T=16384")
+    results["train_memory"] = bench_train_memory(16384)
     results["loadavg_end"] = os.getloadavg()
     results["wall_s"] = time.perf_counter() - start
 

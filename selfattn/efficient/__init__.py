@@ -26,6 +26,7 @@ Everything public is re-exported here: ``selfattn.efficient.local_attention``.
 """
 
 from selfattn.efficient.exact import chunked_attention, local_attention
+from selfattn.efficient.flash import FlashAttention
 from selfattn.efficient.linear import (
     elu_feature_map,
     linear_attention,
@@ -41,6 +42,7 @@ from selfattn.efficient.performer import (
 __all__ = [
     "local_attention",
     "chunked_attention",
+    "FlashAttention",
     "elu_feature_map",
     "linear_attention",
     "linear_attention_recurrent",
