@@ -20,7 +20,7 @@ SOURCES := _config.yml _toc.yml $(wildcard book/*.md book/*.bib book/*/*.md) \
            $(wildcard book/_ext/*.py book/_static/*.css book/_static/*.svg) \
            $(wildcard notebooks/*.ipynb) $(wildcard selfattn/*.py selfattn/*/*.py)
 
-.PHONY: book book-prebuilt test unit notebooks seeds browser lint format serve \
+.PHONY: book book-prebuilt book-checked test unit notebooks seeds browser lint format serve \
         execute lock explore clean help
 
 help:
@@ -110,9 +110,10 @@ serve: $(HTML)
 #    (SELFATTN_SEED), natively; outputs are not compared, every assert must
 #    hold. So no claim rests on one seed, or on one set of kernels.
 # The book is built from the committed outputs (no second execution); nbval
-# proves them fresh. The unit tests, the three notebook passes and the book
-# build share the two cores (make -j2; the suite fails if any of them fails);
-# then the browser tests read the book.
+# proves them fresh, and the browser tests then read it. All five jobs share
+# the two cores (make -j2, longest first; the suite fails if any fails):
+# the portable pass, the two seed passes, the unit tests, and the book build
+# followed by the browser tests.
 PORTABLE    := ATEN_CPU_CAPABILITY=default OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 \
                MKL_CBWR=COMPATIBLE
 OTHER_SEEDS ?= 1 2
@@ -121,8 +122,7 @@ NBVAL       := $(BIN)/python -m pytest notebooks -q -p no:cacheprovider
 test: $(STAMP) $(MATHJAX)
 	$(MAKE) --no-print-directory lint
 	$(MAKE) --no-print-directory -j2 --output-sync=target \
-	    unit notebooks seeds book-prebuilt
-	$(MAKE) --no-print-directory browser
+	    notebooks $(addprefix seed-,$(OTHER_SEEDS)) unit book-checked
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
@@ -143,6 +143,10 @@ seed-%: $(STAMP)
 browser:
 	@test -f $(HTML) || { echo "no built book: run make book first"; exit 1; }
 	$(BIN)/python -m pytest tests/browser -q
+
+# The book built from the committed outputs, then read in the browser.
+book-checked: book-prebuilt
+	$(MAKE) --no-print-directory browser
 
 # Not part of `make test`: hypothesis draws many fresh examples (the suite's
 # default profile is derandomised, so CI cannot flake on a rare example).
