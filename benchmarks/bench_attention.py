@@ -7,7 +7,8 @@ Usage (from the repository root)::
 
 Measures, for B=1, H=8, d=64, float32 and ``torch.set_num_threads(2)``:
 
-1. ``selfattn.scaled_dot_product_attention`` vs ``torch.nn.functional.
+1. the path of selfattn's modules (``selfattn.attention._attend``: the checks,
+   then PyTorch's fused kernel) vs ``torch.nn.functional.
    scaled_dot_product_attention`` at T = 1024, 4096 (target ratio <= 1.1);
 2. ``selfattn.efficient.chunked_attention`` vs the fused kernel (target <= 2);
 3. the extra peak memory of ``chunked_attention`` at T = 16384 (target < 64 MiB;
@@ -20,7 +21,8 @@ Measures, for B=1, H=8, d=64, float32 and ``torch.set_num_threads(2)``:
    the three gradients (target < 64 MiB).
 
 Timings of two functions are interleaved (a, b, a, b, ...) and medians are
-compared, which resists a shared, noisy machine; still, read them as rough.
+compared (``selfattn.complexity.median_times``), which resists a shared, noisy
+machine; still, read them as rough.
 Writes ``benchmarks/results/bench.json`` and ``benchmarks/results/bench.png``.
 """
 
@@ -30,7 +32,6 @@ import argparse
 import json
 import os
 import platform
-import statistics
 import sys
 import time
 from functools import partial
@@ -42,8 +43,12 @@ import torch.nn.functional as F
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # run from a checkout without installing
 
-from selfattn import scaled_dot_product_attention  # noqa: E402
-from selfattn.complexity import loglog_slope, peak_memory_bytes  # noqa: E402
+from selfattn.attention import _attend  # noqa: E402  (the modules' fast path)
+from selfattn.complexity import (  # noqa: E402
+    loglog_slope,
+    median_times,
+    peak_memory_bytes,
+)
 from selfattn.efficient import chunked_attention, linear_attention  # noqa: E402
 
 B, H, D_HEAD = 1, 8, 64
@@ -57,16 +62,8 @@ def qkv(T: int, seed: int = 0) -> tuple[torch.Tensor, ...]:
 
 def paired_times(fns: dict, repeats: int, warmup: int) -> dict[str, float]:
     """Median seconds of each function, calls interleaved round-robin."""
-    for _ in range(warmup):
-        for fn in fns.values():
-            fn()
-    times: dict[str, list[float]] = {name: [] for name in fns}
-    for _ in range(repeats):
-        for name, fn in fns.items():
-            start = time.perf_counter()
-            fn()
-            times[name].append(time.perf_counter() - start)
-    return {name: statistics.median(ts) for name, ts in times.items()}
+    medians = median_times(list(fns.values()), repeats=repeats, warmup=warmup)
+    return dict(zip(fns, medians, strict=True))
 
 
 def bench_ratios(Ts: list[int], repeats: int, warmup: int) -> list[dict]:
@@ -76,7 +73,7 @@ def bench_ratios(Ts: list[int], repeats: int, warmup: int) -> list[dict]:
         t = paired_times(
             {
                 "torch_fused": partial(F.scaled_dot_product_attention, q, k, v),
-                "selfattn_sdpa": partial(scaled_dot_product_attention, q, k, v),
+                "selfattn_attend": partial(_attend, q, k, v),
                 "chunked": partial(chunked_attention, q, k, v),
             },
             repeats,
@@ -86,7 +83,7 @@ def bench_ratios(Ts: list[int], repeats: int, warmup: int) -> list[dict]:
             {
                 "T": T,
                 **{f"{name}_s": s for name, s in t.items()},
-                "sdpa_ratio": t["selfattn_sdpa"] / t["torch_fused"],
+                "attend_ratio": t["selfattn_attend"] / t["torch_fused"],
                 "chunked_ratio": t["chunked"] / t["torch_fused"],
             }
         )
@@ -206,9 +203,9 @@ def plot(results: dict, path: Path) -> None:
     x = range(len(rows))
     ax2.bar(
         [i - 0.2 for i in x],
-        [r["sdpa_ratio"] for r in rows],
+        [r["attend_ratio"] for r in rows],
         0.4,
-        label="selfattn sdpa",
+        label="selfattn (modules' path)",
     )
     ax2.bar(
         [i + 0.2 for i in x], [r["chunked_ratio"] for r in rows], 0.4, label="chunked"
@@ -243,59 +240,39 @@ def summary(results: dict) -> str:
             (what, measured, target, "" if ok is None else "ok" if ok else "MISSED")
         )
 
+    def ratio(what: str, value: float, limit: float) -> None:
+        add(what, f"{value:.2f}x", f"<= {limit:g}x", value <= limit)
+
+    def mib(what: str, nbytes: int | None, limit: float | None = 64) -> None:
+        """A memory figure against ``limit`` MiB (None: no target)."""
+        if nbytes is None:  # not measured
+            return
+        m = nbytes / MiB
+        target, ok = ("", None) if limit is None else (f"< {limit:g} MiB", m < limit)
+        add(what, f"{m:.1f} MiB", target, ok)
+
     for r in results["ratios"]:
-        T = r["T"]
-        add(
-            f"selfattn sdpa / torch fused, T={T}",
-            f"{r['sdpa_ratio']:.2f}x",
-            "<= 1.1x",
-            r["sdpa_ratio"] <= 1.1,
+        ratio(
+            f"selfattn modules' path / torch fused, T={r['T']}", r["attend_ratio"], 1.1
         )
-        add(
-            f"chunked / torch fused, T={T}",
-            f"{r['chunked_ratio']:.2f}x",
-            "<= 2x",
-            r["chunked_ratio"] <= 2.0,
-        )
+        ratio(f"chunked / torch fused, T={r['T']}", r["chunked_ratio"], 2)
     mem = results["memory"]
+    mib(f"chunked peak memory, T={mem['T']} (incl. output)", mem["chunked_peak_bytes"])
     if mem["chunked_peak_bytes"] is not None:
-        peak = mem["chunked_peak_bytes"] / MiB
-        add(
-            f"chunked peak memory, T={mem['T']} (incl. output)",
-            f"{peak:.1f} MiB",
-            "< 64 MiB",
-            peak < 64,
-        )
-        out = mem["output_bytes"] / MiB
-        add(
-            f"  of which the output {B}x{H}x{mem['T']}x{D_HEAD} float32",
-            f"{out:.1f} MiB",
-            "",
-            None,
-        )
+        output = f"  of which the output {B}x{H}x{mem['T']}x{D_HEAD} float32"
+        mib(output, mem["output_bytes"], None)
     for r in results["train"]:
-        add(
-            f"chunked fwd+bwd / torch fused fwd+bwd, T={r['T']}",
-            f"{r['train_ratio']:.2f}x",
-            "<= 2x",
-            r["train_ratio"] <= 2.0,
-        )
+        ratio(f"chunked fwd+bwd / torch fused fwd+bwd, T={r['T']}", r["train_ratio"], 2)
     tmem = results["train_memory"]
-    if tmem["chunked_extra_bytes"] is not None:
-        extra = tmem["chunked_extra_bytes"] / MiB
-        add(
-            f"chunked fwd+bwd peak beyond output + grads, T={tmem['T']}",
-            f"{extra:.1f} MiB",
-            "< 64 MiB",
-            extra < 64,
-        )
-    if tmem["torch_fused_extra_bytes"] is not None:
-        add(
-            "  the same for torch fused (for comparison)",
-            f"{tmem['torch_fused_extra_bytes'] / MiB:.1f} MiB",
-            "",
-            None,
-        )
+    mib(
+        f"chunked fwd+bwd peak beyond output + grads, T={tmem['T']}",
+        tmem["chunked_extra_bytes"],
+    )
+    mib(
+        "  the same for torch fused (for comparison)",
+        tmem["torch_fused_extra_bytes"],
+        None,
+    )
     for name, slope in results["linear"]["slope"].items():
         linear = name.startswith("linear")
         add(

@@ -16,6 +16,11 @@ Conventions:
 * Masks are boolean, **True = may attend** (as in PyTorch's
   ``scaled_dot_product_attention``). A query with no allowed key gets
   all-zero weights and a zero output, never NaN.
+* Functions return what they compute: ``out, weights =
+  scaled_dot_product_attention(q, k, v)`` (also ``edge_attention``,
+  ``conv2d_as_attention``). Modules keep no side outputs: ``module(x)``
+  returns the output only, and ``module.attention_weights(x)`` (the same
+  arguments) returns the weights.
 * Randomness is explicit: functions that draw take a ``torch.Generator`` or
   ``numpy.random.Generator``; the library never seeds globally.
 * Bad input raises ``ValueError`` / ``TypeError`` naming the argument and

@@ -11,6 +11,12 @@ standard form (Vaswani et al., 2017, eq. 1):
 Row convention, batch first: a query is a row of ``q``. Masks are boolean and
 True means *may attend*. A query row with no allowed key gets all-zero weights
 and a zero output (never NaN).
+
+:func:`scaled_dot_product_attention` computes the formula step by step and
+returns what it computes, ``(out, weights)``. The modules of
+:mod:`selfattn.modules` need only ``out`` in their ``forward``; they get it
+from PyTorch's fused kernel through a private helper of this module, and the
+weights from the explicit function (their ``attention_weights`` method).
 """
 
 from __future__ import annotations
@@ -135,17 +141,21 @@ def scaled_dot_product_attention(
     *,
     causal: bool = False,
     scale: float | None = None,
-    return_weights: bool = False,
-) -> Tensor | tuple[Tensor, Tensor]:
+) -> tuple[Tensor, Tensor]:
     r"""softmax(q kᵀ · scale) v, with scale = 1/√d_k by default (Vaswani et al., 2017).
 
-    Equivalent to (and, when the weights are not requested and no query row
-    is fully masked, dispatched to)
-    :func:`torch.nn.functional.scaled_dot_product_attention`::
+    .. math:: \operatorname{Attention}(q, k, v)
+        = \operatorname{softmax}\!\Big(\frac{q k^\top}{\sqrt{d_k}}\Big) v
+
+    Computed as written, and returning both what it computes::
 
         scores = q @ k.transpose(-2, -1) * scale          # (..., T_q, T_k)
         weights = masked_softmax(scores, mask)             # rows sum to 1
         out = weights @ v                                  # (..., T_q, d_v)
+
+    The output equals that of
+    :func:`torch.nn.functional.scaled_dot_product_attention` (with
+    ``attn_mask=mask``) wherever every query has a key to attend to.
 
     Args:
         q: queries ``(..., T_q, d_k)``.
@@ -155,27 +165,54 @@ def scaled_dot_product_attention(
         causal: also forbid query ``i`` to attend key ``j > i`` (top-left
             aligned, as PyTorch's ``is_causal``).
         scale: multiplier of the scores; default ``1 / sqrt(d_k)``.
-        return_weights: also return the attention weights.
 
     Returns:
-        ``out`` of shape ``(..., T_q, d_v)``, or ``(out, weights)`` with
-        weights ``(..., T_q, T_k)``. A query with no allowed key gets zero
-        weights and a zero output.
+        ``(out, weights)``: ``out`` ``(..., T_q, d_v)`` and ``weights``
+        ``(..., T_q, T_k)``, each row summing to 1. A query with no allowed
+        key gets zero weights and a zero output (not NaN).
     """
+    full, scale = _checked_mask_and_scale(q, k, v, mask, causal, scale)
+    scores = (q @ k.transpose(-2, -1)) * scale  # (..., T_q, T_k)
+    weights = masked_softmax(scores, full)  # (..., T_q, T_k)
+    out = weights @ v  # (..., T_q, d_v)
+    return out, weights
+
+
+def _checked_mask_and_scale(
+    q: Tensor,
+    k: Tensor,
+    v: Tensor,
+    mask: Tensor | None,
+    causal: bool,
+    scale: float | None,
+) -> tuple[Tensor | None, float]:
+    """Check the arguments; return the combined (user & causal) mask and scale."""
     check_qkv(q, k, v)
     T_q, T_k = q.shape[-2], k.shape[-2]
     if mask is not None:
         check_mask(mask, q.shape[:-2] + (T_q, T_k))
     scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else float(scale)
-    full = _combined_mask(mask, causal, T_q, T_k, q.device)
+    return _combined_mask(mask, causal, T_q, T_k, q.device), scale
 
-    # (On the `meta` device values are unknown: take the explicit path.)
+
+def _attend(
+    q: Tensor,
+    k: Tensor,
+    v: Tensor,
+    mask: Tensor | None = None,
+    *,
+    causal: bool = False,
+    scale: float | None = None,
+) -> Tensor:
+    """The output of :func:`scaled_dot_product_attention`, fast: the modules' path.
+
+    Dispatches to PyTorch's fused kernel when every query row has a key to
+    attend to; otherwise (a fully masked row, for which PyTorch < 2.5 returns
+    NaN) and on the ``meta`` device (values unknown) it takes the explicit
+    path. Returns ``(..., T_q, d_v)``.
+    """
+    full, s = _checked_mask_and_scale(q, k, v, mask, causal, scale)
     no_empty_row = full is None or (not q.is_meta and bool(full.any(dim=-1).all()))
-    if not return_weights and no_empty_row:
-        # PyTorch's fused kernel: same semantics when every row has a key.
-        return F.scaled_dot_product_attention(q, k, v, attn_mask=full, scale=scale)
-
-    scores = (q @ k.transpose(-2, -1)) * scale  # (..., T_q, T_k)
-    weights = masked_softmax(scores, full)  # (..., T_q, T_k)
-    out = weights @ v  # (..., T_q, d_v)
-    return (out, weights) if return_weights else out
+    if no_empty_row:
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=full, scale=s)
+    return scaled_dot_product_attention(q, k, v, mask, causal=causal, scale=scale)[0]

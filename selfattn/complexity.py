@@ -1,9 +1,11 @@
 r"""What a layer costs: Table 1 of Vaswani et al. (2017), counted and measured.
 
-Analytic counts are in **multiply-adds** (one multiply and one add; about two
-floating-point operations), per layer, for a sequence of ``n`` positions of
-width ``d``, dropping the softmax and other ``O(n^2)`` or ``O(n d)`` terms as
-Table 1 does:
+Analytic counts are in **multiply-adds** (``*_madds``: one multiply and one
+add), per layer, for a sequence of ``n`` positions of width ``d``, dropping the
+softmax and other ``O(n^2)`` or ``O(n d)`` terms as Table 1 does. PyTorch's
+``torch.utils.flop_counter.FlopCounterMode`` counts **2 FLOPs per
+multiply-add**, so its ``get_total_flops()`` is ``2 ×`` these counts:
+FLOPs = 2 × madds.
 
 ==========================  ====================  ===============  ==================
 Layer                       Complexity per layer  Sequential ops   Max. path length
@@ -15,31 +17,40 @@ Self-attention, restricted  O(r n d)              O(1)             O(n/r)
 ==========================  ====================  ===============  ==================
 
 Measuring helpers: :func:`measure` (median wall time, peak bytes allocated by
-PyTorch) and :func:`loglog_slope` (the exponent of a power law ``y = c x^p``).
+PyTorch), :func:`median_times` (median wall times of several calls taking
+turns), :func:`cpu_time` and :func:`cpu_times` (least CPU time of one call, of
+several calls taking turns), :func:`peak_memory_bytes`, and
+:func:`loglog_slope` (the exponent of a power law ``y = c x^p``).
 """
 
 from __future__ import annotations
 
+import contextlib
+import json
 import math
 import os
 import statistics
+import sys
+import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
 
 __all__ = [
-    "self_attention_flops",
-    "multi_head_flops",
-    "recurrent_flops",
-    "convolution_flops",
-    "restricted_self_attention_flops",
+    "self_attention_madds",
+    "multi_head_madds",
+    "recurrent_madds",
+    "convolution_madds",
+    "restricted_self_attention_madds",
     "sequential_operations",
     "max_path_length",
     "table1",
     "measure",
+    "median_times",
     "cpu_time",
+    "cpu_times",
     "peak_memory_bytes",
     "loglog_slope",
 ]
@@ -56,7 +67,7 @@ def _pos(**sizes: object) -> None:
             raise ValueError(f"{name} must be positive, got {name}={n}")
 
 
-def self_attention_flops(n: int, d: int, *, projections: bool = False) -> int:
+def self_attention_madds(n: int, d: int, *, projections: bool = False) -> int:
     r"""Multiply-adds of one self-attention layer: :math:`2 n^2 d` (:math:`+ 4 n d^2`).
 
     Scores :math:`q k^\top`: :math:`n \cdot n \cdot d`; weighted sum of values:
@@ -69,13 +80,14 @@ def self_attention_flops(n: int, d: int, *, projections: bool = False) -> int:
         n: sequence length; d: model width; projections: include them.
 
     Returns:
-        The number of multiply-adds.
+        The number of multiply-adds; ``FlopCounterMode`` counts ``2 ×`` as
+        many FLOPs.
     """
     _pos(n=n, d=d)
     return 2 * n * n * d + (4 * n * d * d if projections else 0)
 
 
-def multi_head_flops(n: int, d: int, h: int, *, projections: bool = False) -> int:
+def multi_head_madds(n: int, d: int, h: int, *, projections: bool = False) -> int:
     r"""Multiply-adds of ``h``-head attention of width ``d``: the same as one head.
 
     Each head works in width :math:`d/h`: :math:`h \cdot 2 n^2 (d/h) = 2 n^2 d`,
@@ -87,7 +99,8 @@ def multi_head_flops(n: int, d: int, h: int, *, projections: bool = False) -> in
         projections: add :math:`4 n d^2` for the projections.
 
     Returns:
-        The number of multiply-adds.
+        The number of multiply-adds; ``FlopCounterMode`` counts ``2 ×`` as
+        many FLOPs.
     """
     _pos(n=n, d=d, h=h)
     if d % h != 0:
@@ -96,7 +109,7 @@ def multi_head_flops(n: int, d: int, h: int, *, projections: bool = False) -> in
     return h * per_head + (4 * n * d * d if projections else 0)
 
 
-def recurrent_flops(n: int, d: int) -> int:
+def recurrent_madds(n: int, d: int) -> int:
     r"""Multiply-adds of a recurrent layer: :math:`n d^2`.
 
     One :math:`d \times d` matrix-vector product :math:`W h_{t-1}` per step, as
@@ -105,12 +118,16 @@ def recurrent_flops(n: int, d: int) -> int:
 
     Args:
         n: sequence length; d: hidden width.
+
+    Returns:
+        The number of multiply-adds; ``FlopCounterMode`` counts ``2 ×`` as
+        many FLOPs.
     """
     _pos(n=n, d=d)
     return n * d * d
 
 
-def convolution_flops(n: int, d: int, k: int) -> int:
+def convolution_madds(n: int, d: int, k: int) -> int:
     r"""Multiply-adds of a 1-D convolution with kernel width ``k``: :math:`k n d^2`.
 
     ``d`` channels in and ``d`` out: each output position sums ``k d`` inputs
@@ -118,20 +135,28 @@ def convolution_flops(n: int, d: int, k: int) -> int:
 
     Args:
         n: sequence length; d: channels; k: kernel width.
+
+    Returns:
+        The number of multiply-adds; ``FlopCounterMode`` counts ``2 ×`` as
+        many FLOPs.
     """
     _pos(n=n, d=d, k=k)
     return k * n * d * d
 
 
-def restricted_self_attention_flops(n: int, d: int, r: int) -> int:
+def restricted_self_attention_madds(n: int, d: int, r: int) -> int:
     r"""Multiply-adds of self-attention restricted to ``r`` keys: :math:`2 r n d`.
 
     ``r`` is the size of the neighbourhood (Table 1); a window of radius
     :math:`\rho` (:func:`selfattn.efficient.local_attention`) has
-    :math:`r = 2\rho + 1`. With ``r = n`` this is :func:`self_attention_flops`.
+    :math:`r = 2\rho + 1`. With ``r = n`` this is :func:`self_attention_madds`.
 
     Args:
         n: sequence length; d: width; r: keys per query.
+
+    Returns:
+        The number of multiply-adds; ``FlopCounterMode`` counts ``2 ×`` as
+        many FLOPs.
     """
     _pos(n=n, d=d, r=r)
     return 2 * r * n * d
@@ -191,9 +216,10 @@ def table1(
     """Rows of Table 1 (Vaswani et al., 2017), optionally evaluated at ``n, d``.
 
     Each row has ``layer``, ``complexity``, ``sequential``, ``path`` (the
-    symbolic entries); with ``n`` and ``d`` also ``flops`` (multiply-adds),
-    ``sequential_ops`` and ``path_length``. Convolution paths are ``n/k``
-    (contiguous kernels). Display them as a Markdown table or with a loop.
+    symbolic entries); with ``n`` and ``d`` also ``madds`` (multiply-adds;
+    FLOPs are twice as many), ``sequential_ops`` and ``path_length``.
+    Convolution paths are ``n/k`` (contiguous kernels). Display them as a
+    Markdown table or with a loop.
     """
     rows = [
         ("Self-attention", "O(n^2 d)", "O(1)", "O(1)", "self_attention"),
@@ -210,11 +236,11 @@ def table1(
             "path": path,
         }
         if n is not None and d is not None:
-            row["flops"] = {
-                "self_attention": lambda: self_attention_flops(n, d),
-                "recurrent": lambda: recurrent_flops(n, d),
-                "convolutional": lambda: convolution_flops(n, d, k),
-                "restricted": lambda: restricted_self_attention_flops(n, d, r),
+            row["madds"] = {
+                "self_attention": lambda: self_attention_madds(n, d),
+                "recurrent": lambda: recurrent_madds(n, d),
+                "convolutional": lambda: convolution_madds(n, d, k),
+                "restricted": lambda: restricted_self_attention_madds(n, d, r),
             }[kind]()
             row["sequential_ops"] = sequential_operations(kind, n)
             row["path_length"] = max_path_length(kind, n, k=k, r=r)
@@ -226,36 +252,79 @@ def table1(
 
 
 def peak_memory_bytes(fn: Callable[..., Any], *args: Any) -> int | None:
-    """Peak bytes of tensors allocated by PyTorch on the CPU while ``fn(*args)`` runs.
+    """Peak bytes of tensor storage allocated on the CPU while ``fn(*args)`` runs.
 
-    Runs ``fn`` once under :mod:`torch.profiler` with ``profile_memory=True``
-    and replays its allocation / free events in time order: the peak of the
-    running total is the *extra* memory the call needed (its output included,
-    its inputs not). Exact for tensor storage; Python objects and the
-    allocator's own caching are not counted. Returns ``None`` if this PyTorch
-    version does not expose the events. Kineto's start/stop log lines are
-    silenced via ``KINETO_LOG_LEVEL`` unless you have set it yourself.
+    Runs ``fn`` once under ``torch.profiler.profile(profile_memory=True)`` and
+    reads the allocation events from the profiler's public Chrome-trace export
+    (``export_chrome_trace``): one ``[memory]`` event per allocation
+    (``Bytes > 0``) or free (``Bytes < 0``). Replayed in time order, the peak
+    of their running total is the *extra* memory the call needed: its output
+    included, its inputs (allocated before) not.
+
+    Precision: exact, to the byte, for tensor storage on the CPU (every
+    allocation and free of PyTorch's CPU allocator is an event). Not counted:
+    Python objects, memory that a library such as BLAS allocates on its own,
+    and the allocator's caching or the operating system's view (RSS). A
+    tensor allocated before the call and freed during it is not seen
+    (PyTorch warns about it); the figure is then an upper bound.
+
+    Kineto writes a log line to file descriptor 2 when the profiler starts
+    and when it stops; the descriptor points at ``os.devnull`` during those
+    two moments only (never while ``fn`` runs), and ``os.environ`` is left
+    alone.
+
+    Returns:
+        The peak in bytes (0 if nothing was allocated), or None if the
+        trace has no event list (an export format this function does not
+        know).
     """
-    from torch.autograd import DeviceType
     from torch.profiler import ProfilerActivity, profile
 
-    os.environ.setdefault("KINETO_LOG_LEVEL", "6")
-    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+    prof = profile(activities=[ProfilerActivity.CPU], profile_memory=True)
+    with _quiet_fd2():
+        prof.start()
+    try:
         fn(*args)
-    try:  # the raw allocation events (bytes > 0) and frees (bytes < 0)
-        events = prof.profiler.kineto_results.events()
-        deltas = sorted(
-            (e.start_ns(), e.nbytes())
-            for e in events
-            if e.name() == "[memory]" and e.device_type() == DeviceType.CPU
-        )
-    except (AttributeError, RuntimeError):
+    finally:
+        with _quiet_fd2():
+            prof.stop()
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "trace.json")
+        prof.export_chrome_trace(path)
+        with open(path, encoding="utf-8") as f:
+            trace = json.load(f)
+    events = trace.get("traceEvents") if isinstance(trace, dict) else None
+    if not isinstance(events, list):
         return None
+    memory = [  # device type 0 = CPU
+        e
+        for e in events
+        if e.get("name") == "[memory]" and e.get("args", {}).get("Device Type") == 0
+    ]
+    memory.sort(key=lambda e: e["ts"])  # stable: ties keep the recorded order
     running = peak = 0
-    for _, nbytes in deltas:
+    for nbytes in (e["args"]["Bytes"] for e in memory):  # allocation > 0, free < 0
         running += nbytes
         peak = max(peak, running)
     return peak
+
+
+@contextlib.contextmanager
+def _quiet_fd2() -> Iterator[None]:
+    """Point file descriptor 2 (stderr, as C++ code sees it) at ``os.devnull``."""
+    sys.stderr.flush()
+    try:
+        saved = os.dup(2)
+    except OSError:  # no descriptor 2: nothing to silence
+        yield
+        return
+    try:
+        with open(os.devnull, "w") as devnull:
+            os.dup2(devnull.fileno(), 2)
+            yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
 
 
 def measure(
@@ -276,13 +345,37 @@ def measure(
         ``{"time_s": median, "times_s": [...], "peak_bytes": int | None}``.
     """
     _pos(repeats=repeats)
-    if warmup < 0:
-        raise ValueError(f"warmup must be non-negative, got warmup={warmup}")
-    for _ in range(warmup):
-        fn(*args)
+    _warm_up([lambda: fn(*args)], warmup)
     times = _timed_runs(fn, args, repeats, time.perf_counter)
     peak = peak_memory_bytes(fn, *args) if memory else None
     return {"time_s": statistics.median(times), "times_s": times, "peak_bytes": peak}
+
+
+def median_times(
+    calls: Sequence[Callable[[], Any]], *, repeats: int = 5, warmup: int = 1
+) -> list[float]:
+    """Median wall-clock seconds of several calls that take turns.
+
+    ``warmup`` untimed rounds, then ``repeats`` rounds in which every call
+    runs once, timed with :func:`time.perf_counter`, the calls in turn (a, b,
+    c, a, b, c, ...): a burst of load from another program hits all of them
+    alike, so their ratios are steadier than those of calls timed one after
+    the other. For a single call it is :func:`measure` without the memory.
+
+    Args:
+        calls: functions of no argument, e.g. ``partial(f, x)``.
+        repeats: timed rounds; warmup: untimed rounds before them.
+
+    Returns:
+        The median seconds of each call, in the order of ``calls``.
+    """
+    _pos(repeats=repeats)
+    _warm_up(calls, warmup)
+    times: list[list[float]] = [[] for _ in calls]
+    for _ in range(repeats):
+        for ts, call in zip(times, calls, strict=True):
+            ts += _timed_runs(call, (), 1, time.perf_counter)
+    return [statistics.median(ts) for ts in times]
 
 
 def cpu_time(fn: Callable[..., Any], *args: Any, repeats: int = 5) -> float:
@@ -300,6 +393,40 @@ def cpu_time(fn: Callable[..., Any], *args: Any, repeats: int = 5) -> float:
     _pos(repeats=repeats)
     fn(*args)
     return min(_timed_runs(fn, args, repeats, time.thread_time))
+
+
+def cpu_times(calls: Sequence[Callable[[], Any]], *, rounds: int = 4) -> list[float]:
+    """Least CPU seconds of several calls that take turns, ``rounds`` times.
+
+    In each round every call is timed once by :func:`cpu_time` with
+    ``repeats=1`` (an untimed warm-up call, then a timed one), the calls in
+    turn; each call keeps its least time. Taking turns means a burst of load
+    from another program cannot hit one call alone. Typical use: one function
+    at several sizes, ``cpu_times([partial(f, x) for x in xs])``, then
+    :func:`loglog_slope` of the times against the sizes.
+
+    Args:
+        calls: functions of no argument.
+        rounds: how many times each call is timed.
+
+    Returns:
+        The least CPU seconds of each call, in the order of ``calls``.
+    """
+    _pos(rounds=rounds)
+    best = [math.inf] * len(calls)
+    for _ in range(rounds):
+        for i, call in enumerate(calls):
+            best[i] = min(best[i], cpu_time(call, repeats=1))
+    return best
+
+
+def _warm_up(calls: Sequence[Callable[[], Any]], warmup: int) -> None:
+    """Call every call ``warmup`` times, untimed (caches, lazy initialisation)."""
+    if warmup < 0:
+        raise ValueError(f"warmup must be non-negative, got warmup={warmup}")
+    for _ in range(warmup):
+        for call in calls:
+            call()
 
 
 def _timed_runs(

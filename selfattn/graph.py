@@ -50,8 +50,7 @@ def edge_attention(
     *,
     self_loops: bool = True,
     scale: float | None = None,
-    return_weights: bool = False,
-) -> Tensor | tuple[Tensor, Tensor]:
+) -> tuple[Tensor, Tensor]:
     r"""Scaled dot-product self-attention along the edges of a graph only.
 
     .. math:: w_{ij} = \frac{[j \in \mathcal{N}(i)]\, e^{q_i \cdot k_j / \sqrt{d_k}}}
@@ -68,10 +67,11 @@ def edge_attention(
             networkx graph.
         self_loops: let every node attend to itself too.
         scale: multiplier of the scores; default ``1 / sqrt(d_k)``.
-        return_weights: also return the ``(..., N, N)`` weights.
 
     Returns:
-        ``(..., N, d_v)``, or ``(out, weights)``.
+        ``(out, weights)``: ``out`` ``(..., N, d_v)`` and ``weights``
+        ``(..., N, N)``, zero off the edges; a row sums to 1, or is all zero
+        for a node with nothing to attend to.
     """
     mask = graph_mask(adjacency, self_loops=self_loops).to(q.device)
     if mask.shape[-1] != q.shape[-2]:
@@ -79,9 +79,7 @@ def edge_attention(
             f"adjacency has {mask.shape[-1]} nodes but q has {q.shape[-2]} rows "
             f"(q {shape_str(q)}); one row per node"
         )
-    return scaled_dot_product_attention(
-        q, k, v, mask, scale=scale, return_weights=return_weights
-    )
+    return scaled_dot_product_attention(q, k, v, mask, scale=scale)
 
 
 def gat_attention(
@@ -148,8 +146,9 @@ class GraphAttentionLayer(nn.Module):
         \alpha^h_{ij} W_h x_j\ \ \text{(average)}
 
     plus an optional bias; the non-linearity (ELU in the paper) is left to
-    the caller. Dropout, if any, acts on the attention weights in training
-    (the weights returned are those before dropout).
+    the caller. Dropout, if any, acts on the attention weights in training;
+    :meth:`~selfattn.graph.GraphAttentionLayer.attention_weights` returns them
+    before dropout.
 
     Args:
         in_dim: the input width ``F``.
@@ -194,11 +193,19 @@ class GraphAttentionLayer(nn.Module):
             self.W.uniform_(-bound_W, bound_W, generator=generator)
             self.a.uniform_(-bound_a, bound_a, generator=generator)
 
-    def forward(
-        self, x: Tensor, mask: Tensor, *, return_weights: bool = False
-    ) -> Tensor | tuple[Tensor, Tensor]:
+    def forward(self, x: Tensor, mask: Tensor) -> Tensor:
         """x ``(N, F)`` or ``(B, N, F)``, mask ``(N, N)`` -> ``(..., N, H F')``
-        (concat) or ``(..., N, F')`` (average) [, weights ``(..., H, N, N)``]."""
+        (concat) or ``(..., N, F')`` (average)."""
+        return self._forward(x, mask)[0]
+
+    def attention_weights(self, x: Tensor, mask: Tensor) -> Tensor:
+        r"""The weights ``(..., H, N, N)`` of ``self(x, mask)``, before dropout:
+        :math:`\alpha^h_{ij}`, zero off the edges; a row sums to 1, or to 0
+        for a node with no neighbour."""
+        return self._forward(x, mask)[1]
+
+    def _forward(self, x: Tensor, mask: Tensor) -> tuple[Tensor, Tensor]:
+        """``(out, weights)``: the output of :meth:`forward` and the weights."""
         heads, weights = gat_attention(
             x, mask, self.W, self.a, negative_slope=self.negative_slope
         )
@@ -210,7 +217,7 @@ class GraphAttentionLayer(nn.Module):
             out = heads.mean(dim=-3)  # (..., N, F')
         if self.bias is not None:
             out = out + self.bias
-        return (out, weights) if return_weights else out
+        return out, weights
 
 
 class GAT(nn.Module):
@@ -247,12 +254,19 @@ class GAT(nn.Module):
         )
         self.drop = nn.Dropout(dropout)
 
-    def forward(
-        self, x: Tensor, mask: Tensor, *, return_weights: bool = False
-    ) -> Tensor | tuple[Tensor, list[Tensor]]:
-        """x ``(N, F)``, mask ``(N, N)`` -> logits ``(N, C)`` [, the weights
-        of both layers, ``(H, N, N)`` and ``(1, N, N)``]."""
-        h, w1 = self.layer1(self.drop(x), mask, return_weights=True)
+    def forward(self, x: Tensor, mask: Tensor) -> Tensor:
+        """x ``(N, F)``, mask ``(N, N)`` -> logits ``(N, C)``."""
+        return self._forward(x, mask)[0]
+
+    def attention_weights(self, x: Tensor, mask: Tensor) -> list[Tensor]:
+        """The weights of both layers in ``self(x, mask)``, a list
+        ``[(H, N, N), (1, N, N)]`` (before dropout; call in ``eval()`` mode
+        for weights that do not depend on the dropout draws)."""
+        return self._forward(x, mask)[1]
+
+    def _forward(self, x: Tensor, mask: Tensor) -> tuple[Tensor, list[Tensor]]:
+        """``(logits, [w1, w2])``: the output and the weights of both layers."""
+        h, w1 = self.layer1._forward(self.drop(x), mask)  # (N, H F'), (H, N, N)
         h = F.elu(h)  # (N, H F')
-        out, w2 = self.layer2(self.drop(h), mask, return_weights=True)
-        return (out, [w1, w2]) if return_weights else out
+        out, w2 = self.layer2._forward(self.drop(h), mask)  # (N, C), (1, N, N)
+        return out, [w1, w2]

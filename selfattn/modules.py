@@ -1,7 +1,11 @@
 r"""Attention layers as ``nn.Module``: one head, many heads, an encoder block.
 
 Thin wrappers around :func:`selfattn.attention.scaled_dot_product_attention`.
-Modules keep no side outputs: ask for the weights with ``return_weights=True``.
+Modules keep no side outputs: ``module(x)`` returns the output only (so
+modules compose, e.g. in ``nn.Sequential``), and ``module.attention_weights(x)``
+(same arguments as the call) returns the attention weights. ``forward`` takes
+PyTorch's fused kernel where it can; ``attention_weights`` computes the
+weights explicitly, with the softmax written out.
 
 Shapes (batch first): ``x`` is ``(B, T, D)``; per-head tensors are
 ``(B, H, T, d_k)`` with ``d_k = D / H``.
@@ -14,7 +18,7 @@ from torch import Tensor, nn
 
 from selfattn._checks import check_mask, check_tensor, shape_str
 from selfattn._init import redraw_parameters
-from selfattn.attention import scaled_dot_product_attention
+from selfattn.attention import _attend, scaled_dot_product_attention
 
 __all__ = ["SelfAttention", "MultiHeadAttention", "TransformerEncoderBlock"]
 
@@ -69,23 +73,31 @@ class SelfAttention(nn.Module):
         self.W_v = nn.Linear(d_in, self.d_v, bias=bias)
         redraw_parameters(self, generator)
 
+    def _project(self, x: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+        _check_input("x", x, self.d_in)
+        return self.W_q(x), self.W_k(x), self.W_v(x)  # (B, T, d_k|d_k|d_v)
+
     def forward(
-        self,
-        x: Tensor,
-        mask: Tensor | None = None,
-        *,
-        causal: bool = False,
-        return_weights: bool = False,
-    ) -> Tensor | tuple[Tensor, Tensor]:
-        """x ``(B, T, D)`` -> out ``(B, T, d_v)`` [, weights ``(B, T, T)``].
+        self, x: Tensor, mask: Tensor | None = None, *, causal: bool = False
+    ) -> Tensor:
+        """x ``(B, T, D)`` -> out ``(B, T, d_v)``.
 
         ``mask``: bool, broadcastable to ``(B, T, T)``; True = may attend.
+        ``causal``: query ``i`` attends only keys ``j <= i``.
         """
-        _check_input("x", x, self.d_in)
-        q, k, v = self.W_q(x), self.W_k(x), self.W_v(x)  # (B, T, d_k|d_v)
-        return scaled_dot_product_attention(
-            q, k, v, mask, causal=causal, return_weights=return_weights
-        )
+        q, k, v = self._project(x)
+        return _attend(q, k, v, mask, causal=causal)  # (B, T, d_v)
+
+    def attention_weights(
+        self, x: Tensor, mask: Tensor | None = None, *, causal: bool = False
+    ) -> Tensor:
+        """The weights ``(B, T, T)`` of the call ``self(x, mask, causal=causal)``.
+
+        Row ``i`` of ``weights[b]`` is how query ``i`` spreads its attention
+        over the keys; it sums to 1 (0 for a query with no allowed key).
+        """
+        q, k, v = self._project(x)
+        return scaled_dot_product_attention(q, k, v, mask, causal=causal)[1]
 
 
 class MultiHeadAttention(nn.Module):
@@ -134,28 +146,19 @@ class MultiHeadAttention(nn.Module):
         B, T, _ = x.shape
         return x.view(B, T, self.num_heads, self.d_k).transpose(1, 2)  # (B, H, T, d_k)
 
-    def forward(
+    def _project(
         self,
         query: Tensor,
-        key: Tensor | None = None,
-        value: Tensor | None = None,
-        mask: Tensor | None = None,
-        *,
-        causal: bool = False,
-        return_weights: bool = False,
-    ) -> Tensor | tuple[Tensor, Tensor]:
-        """query ``(B, T_q, D)``, key/value ``(B, T_k, D)`` -> ``(B, T_q, D)``.
-
-        ``mask``: bool ``(T_q, T_k)`` or ``(B, T_q, T_k)`` (e.g. from
-        :func:`selfattn.masks.padding_mask`), or already per head
-        ``(B, H, T_q, T_k)``; True = may attend. With ``return_weights`` also
-        returns the per-head weights ``(B, H, T_q, T_k)``.
-        """
+        key: Tensor | None,
+        value: Tensor | None,
+        mask: Tensor | None,
+    ) -> tuple[Tensor, Tensor, Tensor, Tensor | None]:
+        """Check the inputs; return the per-head ``q, k, v`` and the mask."""
         key = query if key is None else key
         value = key if value is None else value
         for name, x in (("query", query), ("key", key), ("value", value)):
             _check_input(name, x, self.embed_dim)
-        B, T_q, D = query.shape
+        B, T_q = query.shape[:2]
         if key.shape[0] != B or value.shape[:2] != key.shape[:2]:
             raise ValueError(
                 "query, key, value must share the batch size and key/value the "
@@ -166,13 +169,54 @@ class MultiHeadAttention(nn.Module):
         q = self._split(self.W_q(query))  # (B, H, T_q, d_k)
         k = self._split(self.W_k(key))  # (B, H, T_k, d_k)
         v = self._split(self.W_v(value))  # (B, H, T_k, d_k)
-        res = scaled_dot_product_attention(
-            q, k, v, mask, causal=causal, return_weights=return_weights
-        )
-        heads, weights = res if return_weights else (res, None)
-        concat = heads.transpose(1, 2).reshape(B, T_q, D)  # (B, T_q, H * d_k)
-        out = self.W_o(concat)  # (B, T_q, D)
-        return (out, weights) if return_weights else out
+        return q, k, v, mask
+
+    def _merge(self, heads: Tensor) -> Tensor:
+        """Concatenate the heads ``(B, H, T_q, d_k)`` and apply ``W_o``."""
+        B, H, T_q, d_k = heads.shape
+        concat = heads.transpose(1, 2).reshape(B, T_q, H * d_k)  # (B, T_q, D)
+        return self.W_o(concat)  # (B, T_q, D)
+
+    def forward(
+        self,
+        query: Tensor,
+        key: Tensor | None = None,
+        value: Tensor | None = None,
+        mask: Tensor | None = None,
+        *,
+        causal: bool = False,
+    ) -> Tensor:
+        """query ``(B, T_q, D)``, key/value ``(B, T_k, D)`` -> ``(B, T_q, D)``.
+
+        ``key`` defaults to ``query`` (self-attention), ``value`` to ``key``.
+        ``mask``: bool ``(T_q, T_k)`` or ``(B, T_q, T_k)`` (e.g. from
+        :func:`selfattn.masks.padding_mask`), or already per head
+        ``(B, H, T_q, T_k)``; True = may attend. ``causal``: query ``i``
+        attends only keys ``j <= i``.
+        """
+        # 1) project and split into heads, 2) attend, 3) concatenate and W_o
+        q, k, v, mask = self._project(query, key, value, mask)  # (B, H, T, d_k)
+        heads = _attend(q, k, v, mask, causal=causal)  # (B, H, T_q, d_k)
+        return self._merge(heads)  # (B, T_q, D)
+
+    def attention_weights(
+        self,
+        query: Tensor,
+        key: Tensor | None = None,
+        value: Tensor | None = None,
+        mask: Tensor | None = None,
+        *,
+        causal: bool = False,
+    ) -> Tensor:
+        """The per-head weights ``(B, H, T_q, T_k)`` in ``self(query, ...)``.
+
+        ``weights[b, h, i]`` is how query ``i`` of head ``h`` spreads its
+        attention over the keys; it sums to 1 (0 for a query with no allowed
+        key). PyTorch's ``nn.MultiheadAttention`` returns these with
+        ``average_attn_weights=False``.
+        """
+        q, k, v, mask = self._project(query, key, value, mask)  # (B, H, T, d_k)
+        return scaled_dot_product_attention(q, k, v, mask, causal=causal)[1]
 
     @classmethod
     def from_torch(cls, module: nn.MultiheadAttention) -> MultiHeadAttention:
@@ -255,18 +299,17 @@ class TransformerEncoderBlock(nn.Module):
         redraw_parameters(self, generator)
 
     def forward(
-        self,
-        x: Tensor,
-        mask: Tensor | None = None,
-        *,
-        causal: bool = False,
-        return_weights: bool = False,
-    ) -> Tensor | tuple[Tensor, Tensor]:
-        """x ``(B, T, D)`` -> ``(B, T, D)`` [, weights ``(B, H, T, T)``]."""
-        res = self.attn(
-            self.norm1(x), mask=mask, causal=causal, return_weights=return_weights
-        )
-        a, weights = res if return_weights else (res, None)
+        self, x: Tensor, mask: Tensor | None = None, *, causal: bool = False
+    ) -> Tensor:
+        """x ``(B, T, D)`` -> ``(B, T, D)``; ``mask`` and ``causal`` as in
+        :class:`MultiHeadAttention`."""
+        a = self.attn(self.norm1(x), mask=mask, causal=causal)  # (B, T, D)
         h = x + self.drop(a)  # (B, T, D)
-        y = h + self.drop(self.ffn(self.norm2(h)))  # (B, T, D)
-        return (y, weights) if return_weights else y
+        return h + self.drop(self.ffn(self.norm2(h)))  # (B, T, D)
+
+    def attention_weights(
+        self, x: Tensor, mask: Tensor | None = None, *, causal: bool = False
+    ) -> Tensor:
+        """The weights ``(B, H, T, T)`` of the block's attention in ``self(x)``:
+        those of ``self.attn`` on the normalised input ``LN(x)``."""
+        return self.attn.attention_weights(self.norm1(x), mask=mask, causal=causal)

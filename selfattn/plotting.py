@@ -28,6 +28,8 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator, NullFormatter
 
+from selfattn.complexity import loglog_slope
+
 __all__ = [
     "CMAP",
     "DIVERGING_CMAP",
@@ -239,7 +241,8 @@ def loglog_plot(
 
     A power law :math:`y = c\,x^p` is a line of slope :math:`p` in log-log
     space; the slope is the least-squares fit of :math:`\log y` on
-    :math:`\log x`, shown in the legend as ``"label (slope 2.01)"``.
+    :math:`\log x` (:func:`selfattn.complexity.loglog_slope`), shown in the
+    legend as ``"label (slope 2.01)"``.
 
     Args:
         xs: ``(n,)`` positive x values shared by all series.
@@ -268,7 +271,7 @@ def loglog_plot(
             raise ValueError(f"ys_by_label[{label!r}] must be positive on log axes")
         text = str(label)
         if fit:
-            slopes[label] = float(np.polyfit(np.log(x), np.log(y), 1)[0])
+            slopes[label] = loglog_slope(x, y)
             text = f"{label} (slope {slopes[label]:.2f})"
         ax.plot(x, y, label=text, **_style(i))
     ax.set_xscale("log")

@@ -155,21 +155,33 @@ class ViT(nn.Module):
         self.head = nn.Linear(dim, num_classes)
         redraw_parameters(self, generator)
 
-    def forward(
-        self, images: Tensor, *, return_weights: bool = False
-    ) -> Tensor | tuple[Tensor, list[Tensor]]:
-        """images ``(B, C, H, W)`` -> logits ``(B, num_classes)`` [, per block
-        weights ``(B, H, N + 1, N + 1)``, token 0 = class token]."""
+    def _tokens(self, images: Tensor) -> Tensor:
+        """images ``(B, C, H, W)`` -> :math:`z_0` ``(B, N + 1, D)``."""
         x = self.embed(patchify(images, self.patch))  # (B, N, D)
         cls = self.cls.expand(x.shape[0], -1, -1)  # (B, 1, D)
-        z = self.pos(torch.cat([cls, x], dim=1))  # (B, N + 1, D)
+        return self.pos(torch.cat([cls, x], dim=1))  # (B, N + 1, D)
+
+    def forward(self, images: Tensor) -> Tensor:
+        """images ``(B, C, H, W)`` -> logits ``(B, num_classes)``."""
+        z = self._tokens(images)  # (B, N + 1, D)
+        for block in self.blocks:
+            z = block(z)  # (B, N + 1, D)
+        summary = z[:, 0] if self.pool == "cls" else z[:, 1:].mean(dim=1)  # (B, D)
+        return self.head(self.norm(summary))  # (B, num_classes)
+
+    def attention_weights(self, images: Tensor) -> list[Tensor]:
+        """The weights of every block in ``self(images)``: a list of ``depth``
+        tensors ``(B, heads, N + 1, N + 1)``; token 0 is the class token.
+
+        Call in ``eval()`` mode (or with ``dropout=0``) for weights that do
+        not depend on the dropout draws.
+        """
+        z = self._tokens(images)  # (B, N + 1, D)
         weights = []
         for block in self.blocks:
-            z, w = block(z, return_weights=True)
-            weights.append(w)
-        summary = z[:, 0] if self.pool == "cls" else z[:, 1:].mean(dim=1)  # (B, D)
-        logits = self.head(self.norm(summary))  # (B, num_classes)
-        return (logits, weights) if return_weights else logits
+            weights.append(block.attention_weights(z))  # (B, heads, N + 1, N + 1)
+            z = block(z)  # (B, N + 1, D)
+        return weights
 
 
 class SmallCNN(nn.Module):
@@ -260,8 +272,7 @@ def conv2d_as_attention(
     bias: Tensor | None = None,
     *,
     alpha: float | None = None,
-    return_weights: bool = False,
-) -> Tensor | tuple[Tensor, Tensor]:
+) -> tuple[Tensor, Tensor]:
     r"""A ``K x K`` convolution computed as multi-head self-attention over pixels.
 
     Cordonnier et al. (2020, Theorem 1 and Lemma 1): with :math:`K^2` heads,
@@ -291,13 +302,13 @@ def conv2d_as_attention(
         weight: the kernel ``(C_out, C_in, K, K)``, ``K`` odd.
         bias: ``(C_out,)`` or None.
         alpha: None for the exact (hard) attention, else the softmax sharpness.
-        return_weights: also return the attention weights.
 
     Returns:
-        ``(B, C_out, H, W)``, equal to ``conv2d(x, weight, bias, padding=K//2)``
-        (exactly, or up to the softmax error when ``alpha`` is given); with
-        ``return_weights``, also ``(K^2, H W, T_k)`` weights, ``T_k = H W``
-        (exact) or ``(H + 2r)(W + 2r)`` (soft).
+        ``(out, weights)``: ``out`` ``(B, C_out, H, W)``, equal to
+        ``conv2d(x, weight, bias, padding=K//2)`` (exactly, or up to the
+        softmax error when ``alpha`` is given), and the weights of the
+        ``K^2`` heads ``(K^2, H W, T_k)``, ``T_k = H W`` (exact) or
+        ``(H + 2r)(W + 2r)`` (soft), ``r = K // 2``.
     """
     B, C_in, H, W = _check_images(x).shape
     check_tensor("weight", weight, min_dim=4)
@@ -341,4 +352,4 @@ def conv2d_as_attention(
     if bias is not None:
         out = out + bias
     out = out.transpose(1, 2).reshape(B, C_out, H, W)  # (B, C_out, H, W)
-    return (out, A) if return_weights else out
+    return out, A

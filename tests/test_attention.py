@@ -13,6 +13,14 @@ from torch.autograd import gradcheck
 from selfattn import SelfAttention, masked_softmax, relu_weights
 from selfattn import reference as ref
 from selfattn import scaled_dot_product_attention as sdpa
+from selfattn.attention import _attend
+
+# The two ways to the output: the explicit function (which also returns the
+# weights) and the modules' fast path (PyTorch's fused kernel where it can).
+OUTPUT_PATHS = {
+    "explicit": lambda *args, **kw: sdpa(*args, **kw)[0],
+    "fast": _attend,
+}
 
 
 def randn(gen, *shape, dtype=torch.float64):
@@ -119,9 +127,7 @@ def test_sdpa_matches_torch(gen, batch, T_q, T_k, d_k, d_v, mask_kind, scale):
     }[mask_kind]
     full = None if mask is None else mask.expand(*batch, T_q, T_k)
     expected = F.scaled_dot_product_attention(q, k, v, attn_mask=full, scale=scale)
-    torch.testing.assert_close(sdpa(q, k, v, mask, scale=scale), expected)
-
-    out, w = sdpa(q, k, v, mask, scale=scale, return_weights=True)
+    out, w = sdpa(q, k, v, mask, scale=scale)
     torch.testing.assert_close(out, expected)
     s = 1 / math.sqrt(d_k) if scale is None else scale
     torch.testing.assert_close(w, softmax_oracle(q @ k.transpose(-2, -1) * s, mask))
@@ -138,10 +144,9 @@ def test_sdpa_causal_matches_torch_is_causal(gen, T_q, T_k, with_mask):
         expected = F.scaled_dot_product_attention(q, k, v, attn_mask=full)
     else:
         expected = F.scaled_dot_product_attention(q, k, v, is_causal=True)
-    for return_weights in (False, True):
-        res = sdpa(q, k, v, mask, causal=True, return_weights=return_weights)
-        out = res[0] if return_weights else res
-        torch.testing.assert_close(out, expected)
+    out, w = sdpa(q, k, v, mask, causal=True)
+    torch.testing.assert_close(out, expected)
+    assert (w.triu(1) == 0).all()  # no weight on the future
 
 
 @pytest.mark.parametrize("mask_kind", ["none", "mask", "causal"])
@@ -152,7 +157,7 @@ def test_sdpa_matches_numpy_references(gen, mask_kind):
         "mask": random_mask(gen, 2, 4, 5, every_row=False),
         "causal": torch.ones(4, 5, dtype=torch.bool).tril(),
     }[mask_kind]
-    out, w = sdpa(q, k, v, mask, return_weights=True)
+    out, w = sdpa(q, k, v, mask)
     m = None if mask is None else mask.numpy()
     for oracle in (ref.attention_rows, ref.attention_loop):
         o_ref, w_ref = oracle(q.numpy(), k.numpy(), v.numpy(), m)
@@ -160,14 +165,38 @@ def test_sdpa_matches_numpy_references(gen, mask_kind):
         np.testing.assert_allclose(w.numpy(), w_ref, atol=1e-12)
 
 
+@pytest.mark.parametrize("batch, T_q, T_k, d_k, d_v", SHAPES)
+@pytest.mark.parametrize("mask_kind", ["none", "every_row", "empty_row", "keys"])
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("scale", [None, 0.3])
+def test_fast_path_matches_the_explicit_function(
+    gen, batch, T_q, T_k, d_k, d_v, mask_kind, causal, scale
+):
+    """The modules' path (fused kernel, or the fallback) against the explicit
+    formula: softmax written out, never PyTorch's kernel."""
+    q, k = randn(gen, *batch, T_q, d_k), randn(gen, *batch, T_k, d_k)
+    v = randn(gen, *batch, T_k, d_v)
+    mask = {
+        "none": None,
+        "every_row": random_mask(gen, *batch, T_q, T_k),
+        "empty_row": random_mask(gen, *batch, T_q, T_k, every_row=False),
+        "keys": random_mask(gen, T_k),
+    }[mask_kind]
+    if mask_kind == "empty_row":
+        mask[..., 0, :] = False  # query 0 may attend nothing
+    expected, _ = sdpa(q, k, v, mask, causal=causal, scale=scale)
+    out = _attend(q, k, v, mask, causal=causal, scale=scale)
+    torch.testing.assert_close(out, expected)
+
+
 def test_sdpa_fully_masked_row_gives_zero_not_nan(gen):
     q, k, v = randn(gen, 2, 4, 3), randn(gen, 2, 5, 3), randn(gen, 2, 5, 2)
     mask = random_mask(gen, 2, 4, 5)
     mask[0, 2] = False
-    out, w = sdpa(q, k, v, mask, return_weights=True)
+    out, w = sdpa(q, k, v, mask)
     assert torch.equal(out[0, 2], torch.zeros(2, dtype=out.dtype))
     assert torch.equal(w[0, 2], torch.zeros(5, dtype=w.dtype))
-    torch.testing.assert_close(sdpa(q, k, v, mask), out)  # same without weights
+    torch.testing.assert_close(_attend(q, k, v, mask), out)  # the modules' path
     other = torch.ones(2, 4, dtype=torch.bool)
     other[0, 2] = False
     torch.testing.assert_close(w.sum(-1), other.double())
@@ -193,22 +222,16 @@ def test_gradcheck_masked_softmax(gen, mask_kind):
 
 
 @pytest.mark.parametrize("mask_kind", ["none", "mask", "empty_row", "causal"])
-@pytest.mark.parametrize("return_weights", [False, True])
-def test_gradcheck_sdpa(gen, mask_kind, return_weights):
+@pytest.mark.parametrize("path", ["explicit (out, weights)", "fast"])
+def test_gradcheck_sdpa(gen, mask_kind, path):
     q, k, v = (_req(randn(gen, 2, n, 3)) for n in (4, 5, 5))
     mask = None if mask_kind in ("none", "causal") else random_mask(gen, 2, 4, 5)
     if mask_kind == "empty_row":
         mask[1, 0] = False
+    fn = _attend if path == "fast" else sdpa
 
     def f(q, k, v):
-        return sdpa(
-            q,
-            k,
-            v,
-            mask,
-            causal=mask_kind == "causal",
-            return_weights=return_weights,
-        )
+        return fn(q, k, v, mask, causal=mask_kind == "causal")
 
     assert gradcheck(f, (q, k, v))
 
@@ -217,10 +240,9 @@ def test_fully_masked_row_gradient_is_finite_and_zero(gen):
     q, k, v = (_req(randn(gen, 4, 3)) for _ in range(3))
     mask = torch.ones(4, 4, dtype=torch.bool)
     mask[2] = False
-    for return_weights in (False, True):
+    for attend in OUTPUT_PATHS.values():
         q.grad = None
-        res = sdpa(q, k, v, mask, return_weights=return_weights)
-        out = res[0] if return_weights else res
+        out = attend(q, k, v, mask)
         out.sum().backward()
         assert torch.isfinite(q.grad).all()
         assert torch.equal(q.grad[2], torch.zeros(3, dtype=q.dtype))
@@ -240,27 +262,23 @@ def test_gradcheck_self_attention(gen):
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
 @pytest.mark.parametrize("with_mask", [False, True])
-@pytest.mark.parametrize("return_weights", [False, True])
-def test_low_precision_close_to_float32(gen, dtype, with_mask, return_weights):
+@pytest.mark.parametrize("path", sorted(OUTPUT_PATHS))
+def test_low_precision_close_to_float32(gen, dtype, with_mask, path):
     q, k, v = (randn(gen, 2, 6, 8, dtype=torch.float32) for _ in range(3))
     mask = random_mask(gen, 6, 6) if with_mask else None
-    expected = sdpa(q, k, v, mask)
-    res = sdpa(
-        q.to(dtype), k.to(dtype), v.to(dtype), mask, return_weights=return_weights
-    )
-    out = res[0] if return_weights else res
+    expected, _ = sdpa(q, k, v, mask)
+    out = OUTPUT_PATHS[path](q.to(dtype), k.to(dtype), v.to(dtype), mask)
     assert out.dtype == dtype
     torch.testing.assert_close(out.float(), expected, atol=5e-2, rtol=5e-2)
 
 
 @pytest.mark.parametrize("big", [1e2, 1e4])
-@pytest.mark.parametrize("return_weights", [False, True])
-def test_huge_scores_give_finite_outputs(gen, big, return_weights):
+@pytest.mark.parametrize("path", sorted(OUTPUT_PATHS))
+def test_huge_scores_give_finite_outputs(gen, big, path):
     q = torch.tensor([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.0]]) * math.sqrt(big)
     k = q.clone() * math.sqrt(2.0)  # scores up to +-big
     v = randn(gen, 3, 4, dtype=torch.float32)
-    res = sdpa(q, k, v, return_weights=return_weights)
-    out = res[0] if return_weights else res
+    out = OUTPUT_PATHS[path](q, k, v)
     assert torch.isfinite(out).all()
     torch.testing.assert_close(
         out, F.scaled_dot_product_attention(q, k, v), atol=1e-5, rtol=1e-5

@@ -1,23 +1,29 @@
-"""selfattn.complexity: counts against hand-computed values, power-law slopes."""
+"""selfattn.complexity: counts against hand-computed values and PyTorch's FLOP
+counter, power-law slopes, peak memory against known allocations, timing."""
 
 from __future__ import annotations
 
 import math
+import os
 
 import numpy as np
 import pytest
 import torch
+from torch import nn
+from torch.utils.flop_counter import FlopCounterMode
 
 from selfattn.complexity import (
-    convolution_flops,
+    convolution_madds,
+    cpu_times,
     loglog_slope,
     max_path_length,
     measure,
-    multi_head_flops,
+    median_times,
+    multi_head_madds,
     peak_memory_bytes,
-    recurrent_flops,
-    restricted_self_attention_flops,
-    self_attention_flops,
+    recurrent_madds,
+    restricted_self_attention_madds,
+    self_attention_madds,
     sequential_operations,
     table1,
 )
@@ -25,12 +31,12 @@ from selfattn.complexity import (
 
 def test_counts_by_hand():
     # n = 10, d = 4: scores 10*10*4 = 400, weighted sum 400
-    assert self_attention_flops(10, 4) == 800
+    assert self_attention_madds(10, 4) == 800
     # + projections: 4 matrices 4x4 applied to 10 positions = 4 * 10 * 16 = 640
-    assert self_attention_flops(10, 4, projections=True) == 800 + 640
-    assert recurrent_flops(10, 4) == 10 * 16  # one 4x4 mat-vec per step
-    assert convolution_flops(10, 4, 3) == 3 * 10 * 16  # 3 taps, 4 -> 4 channels
-    assert restricted_self_attention_flops(10, 4, 3) == 2 * 3 * 10 * 4
+    assert self_attention_madds(10, 4, projections=True) == 800 + 640
+    assert recurrent_madds(10, 4) == 10 * 16  # one 4x4 mat-vec per step
+    assert convolution_madds(10, 4, 3) == 3 * 10 * 16  # 3 taps, 4 -> 4 channels
+    assert restricted_self_attention_madds(10, 4, 3) == 2 * 3 * 10 * 4
 
 
 def test_counts_against_matmul_shapes():
@@ -40,31 +46,58 @@ def test_counts_against_matmul_shapes():
     scores = q @ k.T  # (n, n), n*d*n
     out = scores @ v  # (n, d), n*n*d
     by_shapes = n * d * scores.shape[1] + scores.shape[0] * n * out.shape[1]
-    assert self_attention_flops(n, d) == by_shapes
+    assert self_attention_madds(n, d) == by_shapes
+
+
+def _torch_flops(fn, *args):
+    """FLOPs of fn(*args) as PyTorch counts them: 2 per multiply-add."""
+    with FlopCounterMode(display=False) as counter:
+        fn(*args)
+    return counter.get_total_flops()
+
+
+@pytest.mark.parametrize("n, d", [(7, 6), (32, 16)])
+def test_madds_are_half_of_pytorchs_flop_count(n, d):
+    """FlopCounterMode counts 2 FLOPs per multiply-add: FLOPs = 2 x madds."""
+    x = torch.randn(1, n, d)
+    scores = lambda x: x @ x.transpose(-2, -1)  # noqa: E731
+    attention = lambda x: torch.softmax(scores(x), -1) @ x  # noqa: E731
+    assert _torch_flops(attention, x) == 2 * self_attention_madds(n, d)
+    H = 2
+    mha = nn.MultiheadAttention(d, H, batch_first=True, bias=False)
+    with torch.no_grad():
+        flops = _torch_flops(lambda x: mha(x, x, x, need_weights=True), x)
+    assert flops == 2 * multi_head_madds(n, d, H, projections=True)
+    conv = nn.Conv1d(d, d, 3, padding=1, bias=False)
+    assert _torch_flops(conv, x.transpose(1, 2)) == 2 * convolution_madds(n, d, 3)
+    W = torch.randn(d, d)
+    h = torch.randn(1, d)
+    step = lambda: [h @ W for _ in range(n)]  # noqa: E731  one W h per step
+    assert _torch_flops(step) == 2 * recurrent_madds(n, d)
 
 
 def test_restricted_with_full_window_is_self_attention():
-    assert restricted_self_attention_flops(64, 32, 64) == self_attention_flops(64, 32)
+    assert restricted_self_attention_madds(64, 32, 64) == self_attention_madds(64, 32)
 
 
 @pytest.mark.parametrize("projections", [False, True])
 def test_multi_head_independent_of_heads(projections):
     counts = {
-        h: multi_head_flops(128, 64, h, projections=projections)
+        h: multi_head_madds(128, 64, h, projections=projections)
         for h in (1, 2, 4, 8, 16, 64)
     }
     assert len(set(counts.values())) == 1
-    assert counts[1] == self_attention_flops(128, 64, projections=projections)
+    assert counts[1] == self_attention_madds(128, 64, projections=projections)
     with pytest.raises(ValueError, match="h=3"):
-        multi_head_flops(128, 64, 3)
+        multi_head_madds(128, 64, 3)
 
 
 def test_attention_vs_recurrent_crossover():
     """Table 1's remark: self-attention is cheaper than a recurrent layer when n < d
     (here with the 2 n^2 d count against n d^2, when 2 n < d)."""
     d = 512
-    assert self_attention_flops(100, d) < recurrent_flops(100, d)
-    assert self_attention_flops(1000, d) > recurrent_flops(1000, d)
+    assert self_attention_madds(100, d) < recurrent_madds(100, d)
+    assert self_attention_madds(1000, d) > recurrent_madds(1000, d)
 
 
 def test_sequential_and_path_length():
@@ -93,10 +126,15 @@ def test_table1_rows():
         "O(k n d^2)",
         "O(r n d)",
     }
-    assert "flops" not in rows[0]
+    assert "madds" not in rows[0]
     rows = table1(n=512, d=64, k=3, r=8)
     by_layer = {r["layer"]: r for r in rows}
-    assert by_layer["Self-attention"]["flops"] == 2 * 512**2 * 64
+    assert by_layer["Self-attention"]["madds"] == 2 * 512**2 * 64
+    assert by_layer["Recurrent"]["madds"] == recurrent_madds(512, 64)
+    assert by_layer["Convolutional"]["madds"] == convolution_madds(512, 64, 3)
+    assert by_layer["Self-attention (restricted)"]["madds"] == (
+        restricted_self_attention_madds(512, 64, 8)
+    )
     assert by_layer["Recurrent"]["sequential_ops"] == 512
     assert by_layer["Convolutional"]["path_length"] == 512 / 3
 
@@ -125,11 +163,11 @@ def test_loglog_slope_least_squares(rng):
 @pytest.mark.parametrize("bad", [0, -5])
 def test_counts_reject_bad_sizes(bad):
     with pytest.raises(ValueError, match="n"):
-        self_attention_flops(bad, 4)
+        self_attention_madds(bad, 4)
     with pytest.raises(ValueError, match="k"):
-        convolution_flops(4, 4, bad)
+        convolution_madds(4, 4, bad)
     with pytest.raises(TypeError, match="d"):
-        recurrent_flops(4, 2.5)
+        recurrent_madds(4, 2.5)
 
 
 def test_peak_memory_counts_allocations():
@@ -142,10 +180,48 @@ def test_peak_memory_counts_allocations():
         return z.sum()
 
     peak = peak_memory_bytes(two_temporaries, x)
-    if peak is None:
-        pytest.skip("this PyTorch does not expose allocation events")
+    assert peak is not None, "the profiler's trace export has no event list"
     assert 8_000_000 <= peak < 8_000_000 + 4096
-    assert peak_memory_bytes(lambda x: x.view(-1), x) < 4096  # a view is free
+    assert peak_memory_bytes(lambda x: x.view(-1), x) == 0  # a view is free
+
+
+@pytest.mark.parametrize("shape", [(1024, 1024), (3, 5), (2, 512, 512)])
+def test_peak_memory_of_one_known_allocation(shape):
+    """A float32 tensor of n elements made inside fn: exactly 4 n bytes."""
+    peak = peak_memory_bytes(lambda: torch.empty(shape))
+    assert peak == 4 * math.prod(shape)
+
+
+def test_peak_memory_sees_the_peak_not_the_end():
+    """Allocate 4 MiB, free it, allocate 1 MiB: the peak is 4 MiB, the end 1."""
+
+    def fn():
+        a = torch.ones(1024, 1024)  # 4 MiB
+        del a
+        return torch.ones(256, 1024)  # 1 MiB, kept
+
+    assert peak_memory_bytes(fn) == 4 * 2**20
+
+
+def test_peak_memory_touches_no_environment_and_prints_nothing(capfd):
+    # PyTorch's profiler sets TORCHINDUCTOR_CACHE_DIR itself, once, the first
+    # time it starts (torch 2.13 imports part of inductor): start it once first.
+    peak_memory_bytes(lambda: None)
+    capfd.readouterr()
+    before = dict(os.environ)
+    peak_memory_bytes(lambda: torch.ones(10))
+    assert dict(os.environ) == before
+    out, err = capfd.readouterr()
+    assert out == "" and err == "", (out, err)
+
+
+def test_peak_memory_stops_the_profiler_when_fn_raises():
+    def boom():
+        raise RuntimeError("boom")
+
+    with pytest.raises(RuntimeError, match="boom"):
+        peak_memory_bytes(boom)
+    assert peak_memory_bytes(lambda: torch.empty(4)) == 16  # a new profile runs
 
 
 def test_measure_returns_median_and_peak():
@@ -173,6 +249,47 @@ def test_cpu_time_is_the_least_of_the_timed_runs(monkeypatch):
     calls = []
     assert cx.cpu_time(lambda x: calls.append(x), 7, repeats=3) == pytest.approx(0.2)
     assert calls == [7, 7, 7, 7]  # one warm-up call, then three timed
+
+
+def test_cpu_times_take_turns_and_keep_the_least(monkeypatch):
+    import selfattn.complexity as cx
+
+    seen = []  # (call, repeats) in the order cpu_time is asked
+    fake = {"a": iter([0.5, 0.2, 0.4]), "b": iter([0.1, 0.3, 0.05])}
+
+    def fake_cpu_time(fn, repeats):
+        name = fn()
+        seen.append((name, repeats))
+        return next(fake[name])
+
+    monkeypatch.setattr(cx, "cpu_time", fake_cpu_time)
+    calls = [lambda: "a", lambda: "b"]
+    assert cpu_times(calls, rounds=3) == [0.2, 0.05]
+    assert seen == [("a", 1), ("b", 1)] * 3  # a, b, a, b, a, b
+    with pytest.raises(ValueError, match="rounds"):
+        cpu_times(calls, rounds=0)
+
+
+def test_cpu_times_of_real_calls():
+    times = cpu_times([lambda: sum(range(10)), lambda: sum(range(100_000))], rounds=2)
+    assert len(times) == 2 and all(t >= 0 for t in times)
+    assert times[0] < times[1]
+
+
+def test_median_times_take_turns(monkeypatch):
+    import selfattn.complexity as cx
+
+    ticks = iter([0.0, 1.0, 1.0, 1.5, 2.0, 5.0, 5.0, 5.25, 6.0, 8.0, 8.0, 8.75])
+    monkeypatch.setattr(cx.time, "perf_counter", lambda: next(ticks))
+    order = []
+    calls = [lambda: order.append("a"), lambda: order.append("b")]
+    # a: 1.0, 3.0, 2.0 -> median 2.0; b: 0.5, 0.25, 0.75 -> median 0.5
+    assert median_times(calls, repeats=3, warmup=1) == [2.0, 0.5]
+    assert order == ["a", "b"] * 4  # one warm-up round, then three timed
+    with pytest.raises(ValueError, match="warmup"):
+        median_times(calls, warmup=-1)
+    with pytest.raises(ValueError, match="repeats"):
+        median_times(calls, repeats=0)
 
 
 def test_cpu_time_rejects_a_non_positive_repeat_count():

@@ -14,6 +14,7 @@ import pytest
 import torch
 
 from selfattn import masked_softmax, scaled_dot_product_attention
+from selfattn.attention import _attend
 from selfattn.efficient import (
     chunked_attention,
     linear_attention,
@@ -53,10 +54,13 @@ def _features(dtype, device="cpu"):
 FUNCTIONS = {
     "scaled_dot_product_attention": lambda q, k, v: scaled_dot_product_attention(
         q, k, v, window_mask(T, 2, device=q.device)
-    ),
-    "sdpa_with_weights": lambda q, k, v: scaled_dot_product_attention(
-        q, k, v, causal=True, return_weights=True
     )[0],
+    "sdpa_weights": lambda q, k, v: scaled_dot_product_attention(q, k, v, causal=True)[
+        1
+    ],
+    "_attend (the modules' path)": lambda q, k, v: _attend(
+        q, k, v, window_mask(T, 2, device=q.device)
+    ),
     "masked_softmax": lambda q, k, v: masked_softmax(
         q @ k.transpose(-2, -1), window_mask(T, 1, device=q.device)
     ),
@@ -74,7 +78,7 @@ FUNCTIONS = {
     "apply_rotary": lambda q, k, v: apply_rotary(q),
     "conv2d_as_attention": lambda q, k, v: conv2d_as_attention(
         q[:, :, :, :4].reshape(B, 2, 6, 8), k[0, :, :9, :2].reshape(2, 2, 3, 3)
-    ),
+    )[0],
 }
 
 

@@ -1,8 +1,11 @@
 """selfattn.efficient against independent oracles.
 
-Oracles: PyTorch's own ``scaled_dot_product_attention`` with an explicit mask
-(``window_mask``, a random mask, ``causal_mask``), explicit O(T^2) formulas for
-linear attention, and Monte Carlo expectations for random features.
+Oracles: dense softmax attention written out here (``_dense``) or PyTorch's
+own ``scaled_dot_product_attention``, with an explicit mask (``window_mask``, a
+random mask, ``causal_mask``); local and Linformer attention, which call
+PyTorch's kernel on their blocks, are checked against ``_dense`` or the
+explicit ``selfattn.scaled_dot_product_attention``. Explicit O(T^2) formulas
+for linear attention, and Monte Carlo expectations for random features.
 """
 
 from __future__ import annotations
@@ -15,7 +18,12 @@ import torch.nn.functional as F
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from selfattn import MultiHeadAttention, causal_mask, window_mask
+from selfattn import (
+    MultiHeadAttention,
+    causal_mask,
+    scaled_dot_product_attention,
+    window_mask,
+)
 from selfattn.efficient import (
     LinformerSelfAttention,
     chunked_attention,
@@ -59,13 +67,13 @@ def _dense(q, k, v, mask=None, scale=None):
 def test_local_equals_window_masked_dense(gen, radius, causal, T):
     q, k, v = _qkv(gen, 2, 3, T_q=T, d_k=8, d_v=5)
     mask = window_mask(T, radius, causal=causal)
-    expected = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+    expected = _dense(q, k, v, mask)  # not PyTorch's kernel, which local uses
     torch.testing.assert_close(local_attention(q, k, v, radius, causal), expected)
 
 
 def test_local_float32_and_no_batch(gen):
     q, k, v = _qkv(gen, T_q=70, dtype=torch.float32)
-    expected = F.scaled_dot_product_attention(q, k, v, attn_mask=window_mask(70, 5))
+    expected = _dense(q, k, v, window_mask(70, 5))
     torch.testing.assert_close(local_attention(q, k, v, 5), expected)
 
 
@@ -346,7 +354,7 @@ def test_performer_projection_argument_and_causal(gen):
 def test_linformer_identity_projection_is_dense(gen, T_q, T_k):
     q, k, v = _qkv(gen, 2, 3, T_q=T_q, T_k=T_k, d_v=5)
     eye = torch.eye(T_k, dtype=torch.float64)
-    expected = F.scaled_dot_product_attention(q, k, v)
+    expected = _dense(q, k, v)
     torch.testing.assert_close(linformer_attention(q, k, v, eye, eye), expected)
 
 
@@ -379,3 +387,45 @@ def test_linformer_module_identity_matches_multi_head(gen):
         lin(torch.zeros(3, T + 1, D))
     with pytest.raises(ValueError, match="num_heads"):
         LinformerSelfAttention(D, T, 3, num_heads=3)
+
+
+def test_linformer_module_builds_on_multi_head_attention(gen):
+    """The projections and head split are MultiHeadAttention's; forward and
+    attention_weights against the explicit function on the module's own
+    projections, with E k and F v written out here."""
+    T, D, H, k_proj = 7, 8, 2, 3
+    lin = LinformerSelfAttention(
+        D, seq_len=9, k_proj=k_proj, num_heads=H, generator=gen
+    )
+    lin = lin.double()
+    assert isinstance(lin, MultiHeadAttention)
+    x = torch.randn(2, T, D, generator=gen, dtype=torch.float64)
+
+    def heads(t):
+        return t.view(2, T, H, D // H).transpose(1, 2)  # (B, H, T, d_k)
+
+    q, k, v = heads(lin.W_q(x)), heads(lin.W_k(x)), heads(lin.W_v(x))
+    E, F_ = lin.E[:, :T], lin.F[:, :T]
+    k_c = torch.einsum("pt,bhtd->bhpd", E, k)  # (B, H, k_proj, d_k)
+    v_c = torch.einsum("pt,bhtd->bhpd", F_, v)
+    out, w = scaled_dot_product_attention(q, k_c, v_c)
+    expected = lin.W_o(out.transpose(1, 2).reshape(2, T, D))
+    torch.testing.assert_close(lin(x), expected)
+    weights = lin.attention_weights(x)
+    torch.testing.assert_close(weights, w)
+    assert weights.shape == (2, H, T, k_proj)
+    torch.testing.assert_close(weights.sum(-1), torch.ones(2, H, T, dtype=w.dtype))
+
+
+def test_linformer_generator_draws_every_weight():
+    def make(seed):
+        g = torch.Generator().manual_seed(seed)
+        return LinformerSelfAttention(8, 6, 3, num_heads=2, generator=g)
+
+    torch.manual_seed(1)
+    a = make(0).state_dict()
+    torch.manual_seed(2)
+    b = make(0).state_dict()
+    assert all(torch.equal(a[n], b[n]) for n in a)
+    c = make(1).state_dict()
+    assert all(not torch.equal(a[n], c[n]) for n in a)

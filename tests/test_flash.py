@@ -228,8 +228,7 @@ def test_training_memory_is_linear_in_T(gen):
         chunked_attention(q, k, v).backward(dout)
 
     peak = peak_memory_bytes(train_step)
-    if peak is None:
-        pytest.skip("this PyTorch does not expose the profiler's memory events")
+    assert peak is not None, "the profiler's trace export has no event list"
     assert q.grad is not None and torch.isfinite(q.grad).all()
     out_and_grads = 4 * H * T * d * 4  # bytes
     dense_scores = H * T * T * 4

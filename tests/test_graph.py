@@ -84,7 +84,7 @@ def test_isolated_node_without_self_loop_gets_zero():
 def test_edge_attention_on_complete_graph_is_dense_attention(B, N, d, gen):
     q, k, v = (torch.randn(B, N, d, generator=gen) for _ in range(3))
     A = np.ones((N, N)) - np.eye(N)  # complete graph (+ self-loops in the mask)
-    out, w = edge_attention(q, k, v, A, return_weights=True)
+    out, w = edge_attention(q, k, v, A)
     ref = F.scaled_dot_product_attention(q, k, v)
     torch.testing.assert_close(out, ref)
     torch.testing.assert_close(w, torch.softmax(q @ k.transpose(-2, -1) / d**0.5, -1))
@@ -94,7 +94,7 @@ def test_edge_attention_matches_masked_reference_and_zeros(rng, gen):
     G = nx.karate_club_graph()
     N = G.number_of_nodes()
     q, k, v = (torch.randn(N, 5, generator=gen) for _ in range(3))
-    out, w = edge_attention(q, k, v, G, return_weights=True)
+    out, w = edge_attention(q, k, v, G)
     mask = graph_mask(G)
     scores = (q @ k.T / 5**0.5).masked_fill(~mask, float("-inf"))
     ref = torch.softmax(scores, -1)  # oracle: -inf fill, then torch softmax
@@ -110,7 +110,7 @@ def test_layer_concat_and_average(concat, rng, gen):
     A = _random_adjacency(6, 0.5, rng)
     layer = GraphAttentionLayer(4, 3, 2, concat=concat, bias=False, generator=gen)
     x = torch.randn(6, 4, generator=gen)
-    y, w = layer(x, graph_mask(A), return_weights=True)
+    y, w = layer(x, graph_mask(A)), layer.attention_weights(x, graph_mask(A))
     ref_out, ref_w = _gat_loop(x, A, layer.W, layer.a)
     ref = np.concatenate(list(ref_out), axis=1) if concat else ref_out.mean(0)
     assert y.shape == ((6, 6) if concat else (6, 3))
@@ -124,7 +124,8 @@ def test_layer_init_is_reproducible_and_gat_model_runs():
     assert torch.equal(a.W, b.W) and torch.equal(a.a, b.a)
     model = GAT(34, 4, 2, num_heads=2, generator=torch.Generator().manual_seed(0))
     mask = graph_mask(nx.karate_club_graph())
-    logits, (w1, w2) = model(torch.eye(34), mask, return_weights=True)
+    logits = model(torch.eye(34), mask)
+    w1, w2 = model.attention_weights(torch.eye(34), mask)
     assert (
         logits.shape == (34, 2) and w1.shape == (2, 34, 34) and w2.shape == (1, 34, 34)
     )
@@ -145,3 +146,23 @@ def test_bad_input(gen):
         gat_attention(x, mask.float(), torch.randn(1, 3, 2), torch.randn(1, 4))
     with pytest.raises(ValueError, match="positive"):
         GraphAttentionLayer(3, 0)
+
+
+def test_gat_attention_weights_against_the_layers_in_turn(rng, gen):
+    """GAT.attention_weights: layer 1's weights on x, layer 2's on ELU of
+    layer 1's output; forward's logits are layer 2's output (eval mode)."""
+    A = _random_adjacency(7, 0.4, rng)
+    mask = graph_mask(A)
+    model = GAT(5, 3, 4, num_heads=2, dropout=0.5, generator=gen).double().eval()
+    x = torch.randn(7, 5, generator=gen, dtype=torch.float64)
+    w1, w2 = model.attention_weights(x, mask)
+    out1, ref_w1 = _gat_loop(x, A, model.layer1.W, model.layer1.a)
+    h = F.elu(torch.from_numpy(np.concatenate(list(out1), axis=1)) + model.layer1.bias)
+    out2, ref_w2 = _gat_loop(h, A, model.layer2.W, model.layer2.a)
+    np.testing.assert_allclose(w1.detach().numpy(), ref_w1, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(w2.detach().numpy(), ref_w2, rtol=1e-10, atol=1e-12)
+    logits = out2.mean(0) + model.layer2.bias.detach().numpy()
+    np.testing.assert_allclose(model(x, mask).detach().numpy(), logits, rtol=1e-10)
+    assert w1.shape == (2, 7, 7) and w2.shape == (1, 7, 7)
+    for w in (w1, w2):  # self-loops: every row has a key, so it sums to 1
+        torch.testing.assert_close(w.sum(-1), torch.ones_like(w[..., 0]))

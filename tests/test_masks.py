@@ -32,7 +32,7 @@ def test_causal_mask(T_q, T_k):
 def test_causal_mask_matches_torch_is_causal(gen):
     q, k, v = (torch.randn(2, 5, 3, generator=gen) for _ in range(3))
     torch.testing.assert_close(
-        scaled_dot_product_attention(q, k, v, causal_mask(5)),
+        scaled_dot_product_attention(q, k, v, causal_mask(5))[0],
         F.scaled_dot_product_attention(q, k, v, is_causal=True),
     )
 
@@ -67,8 +67,9 @@ def test_window_mask(T, radius, causal):
 
 def test_window_radius_zero_attends_only_to_itself(gen):
     q, k, v = (torch.randn(2, 6, 4, generator=gen) for _ in range(3))
-    out = scaled_dot_product_attention(q, k, v, window_mask(6, 0))
+    out, w = scaled_dot_product_attention(q, k, v, window_mask(6, 0))
     torch.testing.assert_close(out, v)
+    torch.testing.assert_close(w, torch.eye(6).expand(2, 6, 6))
 
 
 def test_window_wider_than_sequence_is_dense(gen):
@@ -113,8 +114,6 @@ def test_isolated_node_without_self_loop_gets_zero_output(gen):
     A = np.zeros((3, 3))
     A[0, 1] = A[1, 0] = 1  # node 2 is isolated
     x = torch.randn(3, 4, generator=gen)
-    out, w = scaled_dot_product_attention(
-        x, x, x, graph_mask(A, self_loops=False), return_weights=True
-    )
+    out, w = scaled_dot_product_attention(x, x, x, graph_mask(A, self_loops=False))
     assert torch.equal(out[2], torch.zeros(4)) and torch.equal(w[2], torch.zeros(3))
     assert not torch.isnan(out).any()

@@ -3,9 +3,10 @@ torch.nn.TransformerEncoderLayer (weights copied), and against the functional co
 
 from __future__ import annotations
 
+import math
+
 import pytest
 import torch
-import torch.nn.functional as F
 from torch import nn
 
 from selfattn import (
@@ -14,6 +15,7 @@ from selfattn import (
     TransformerEncoderBlock,
     causal_mask,
     padding_mask,
+    scaled_dot_product_attention,
 )
 from selfattn.masks import from_key_padding_mask
 
@@ -33,19 +35,34 @@ def randn(gen, *shape):
 # --- SelfAttention -------------------------------------------------------------
 
 
+def softmax_oracle(scores, mask=None):
+    """Independent softmax: -inf at masked keys, then torch.softmax."""
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
+    return torch.softmax(scores, dim=-1)
+
+
 @pytest.mark.parametrize("d_in, d_k, d_v", [(6, 4, 4), (5, 3, 7)])
 @pytest.mark.parametrize("bias", [False, True])
-def test_self_attention_matches_torch_sdpa(gen, d_in, d_k, d_v, bias):
+def test_self_attention_output_and_weights(gen, d_in, d_k, d_v, bias):
+    """forward against the explicit function on the layer's own projections;
+    attention_weights against a softmax written out here."""
     layer = randomize(SelfAttention(d_in, d_k, d_v, bias=bias).double(), gen)
     x = randn(gen, 2, 5, d_in)
     q, k, v = layer.W_q(x), layer.W_k(x), layer.W_v(x)
     mask = causal_mask(5)
-    for m in (None, mask):
-        expected = F.scaled_dot_product_attention(q, k, v, attn_mask=m)
-        torch.testing.assert_close(layer(x, m), expected)
-    out, w = layer(x, causal=True, return_weights=True)
-    torch.testing.assert_close(out, F.scaled_dot_product_attention(q, k, v, mask))
-    assert w.shape == (2, 5, 5)
+    for m, causal in ((None, False), (mask, False), (None, True)):
+        expected_out, expected_w = scaled_dot_product_attention(
+            q, k, v, m, causal=causal
+        )
+        torch.testing.assert_close(layer(x, m, causal=causal), expected_out)
+        w = layer.attention_weights(x, m, causal=causal)
+        torch.testing.assert_close(w, expected_w)
+        scores = q @ k.transpose(-2, -1) / math.sqrt(d_k)  # (B, T, T)
+        pattern = mask if (m is not None or causal) else None
+        torch.testing.assert_close(w, softmax_oracle(scores, pattern))
+        torch.testing.assert_close(w.sum(-1), torch.ones(2, 5, dtype=w.dtype))
+    assert layer(x).shape == (2, 5, d_v)
     assert not any(n for n, _ in layer.named_buffers())  # no hidden state
 
 
@@ -83,7 +100,7 @@ def test_from_torch_self_and_cross_attention(gen, batch_first, bias, D, H, T_q, 
     ours = MultiHeadAttention.from_torch(ref)
     q, kv = randn(gen, 2, T_q, D), randn(gen, 2, T_k, D)
     expected, w_expected = run_torch(ref, q, kv, kv)
-    out, w = ours(q, kv, kv, return_weights=True)
+    out, w = ours(q, kv, kv), ours.attention_weights(q, kv, kv)
     torch.testing.assert_close(out, expected)
     torch.testing.assert_close(w, w_expected)  # per head (B, H, T_q, T_k)
     torch.testing.assert_close(ours(q, kv), expected)  # value defaults to key
@@ -110,7 +127,7 @@ def test_from_torch_key_padding_translation(gen, batch_first, use_attn_mask):
     assert torch.equal(mask, padding_mask(lens, T))
     if use_attn_mask:
         mask = mask & ~attn_mask  # (B, T, T)
-    out, w = ours(x, mask=mask, return_weights=True)
+    out, w = ours(x, mask=mask), ours.attention_weights(x, mask=mask)
     torch.testing.assert_close(out, expected)
     torch.testing.assert_close(w, w_expected)
     assert (w[1, :, :, 2:] == 0).all()  # padded keys get exactly zero weight
@@ -129,16 +146,16 @@ def test_mha_mask_shapes_agree(gen, shape):
         "(B,1,T)": (base[:1].expand(2, 1, 4), base[:1].expand(4, 4)),
     }
     mask, pattern = masks[shape]
-    out, w = mha(x, mask=mask, return_weights=True)
+    w = mha.attention_weights(x, mask=mask)
     assert torch.equal(w > 0, pattern.expand(2, 2, 4, 4))
-    torch.testing.assert_close(out, mha(x, mask=pattern))
+    torch.testing.assert_close(mha(x, mask=mask), mha(x, mask=pattern))
 
 
 def test_mha_per_head_mask(gen):
     mha = randomize(MultiHeadAttention(8, 2).double(), gen)
     x = randn(gen, 1, 4, 8)
     mask = torch.stack([causal_mask(4), causal_mask(4).T])[None]  # (1, H, T, T)
-    _, w = mha(x, mask=mask, return_weights=True)
+    w = mha.attention_weights(x, mask=mask)
     assert torch.equal(w > 0, mask)
 
 
@@ -173,6 +190,75 @@ def test_encoder_block_matches_torch_pre_norm_layer(gen, causal):
     mask = causal_mask(5)
     expected = ref(x, src_mask=~mask, is_causal=True) if causal else ref(x)
     torch.testing.assert_close(block(x, causal=causal), expected)
-    y, w = block(x, causal=causal, return_weights=True)
-    torch.testing.assert_close(y, expected)
+    w = block.attention_weights(x, causal=causal)
     assert w.shape == (2, H, 5, 5)
+
+
+# --- attention_weights: the explicit path on the module's own projections -----
+
+
+def explicit_mha(mha, query, key, mask=None, causal=False):
+    """Multi-head attention written out with the explicit function:
+    ``(out (B, T_q, D), weights (B, H, T_q, T_k))``."""
+    B, T_q, D = query.shape
+    H, d_k = mha.num_heads, D // mha.num_heads
+
+    def split(t):
+        return t.view(B, -1, H, d_k).transpose(1, 2)  # (B, H, T, d_k)
+
+    q, k, v = split(mha.W_q(query)), split(mha.W_k(key)), split(mha.W_v(key))
+    if mask is not None and mask.dim() == 3:
+        mask = mask[:, None]  # (B, 1, T_q, T_k): the same for every head
+    heads, w = scaled_dot_product_attention(q, k, v, mask, causal=causal)
+    out = mha.W_o(heads.transpose(1, 2).reshape(B, T_q, D))  # (B, T_q, D)
+    return out, w
+
+
+@pytest.mark.parametrize("T_q, T_k", [(5, 5), (3, 6)])
+@pytest.mark.parametrize("mask_kind", ["none", "mask", "empty_row", "causal"])
+def test_mha_forward_and_weights_against_the_explicit_path(gen, T_q, T_k, mask_kind):
+    mha = randomize(MultiHeadAttention(8, 2).double(), gen)
+    query, key = randn(gen, 2, T_q, 8), randn(gen, 2, T_k, 8)
+    mask = None
+    if mask_kind in ("mask", "empty_row"):
+        mask = torch.rand(2, T_q, T_k, generator=gen) < 0.6
+        mask[..., 0] = True
+    if mask_kind == "empty_row":
+        mask[1, 2] = False  # query 2 of batch 1 may attend nothing
+    causal = mask_kind == "causal"
+    expected_out, expected_w = explicit_mha(mha, query, key, mask, causal)
+    out = mha(query, key, mask=mask, causal=causal)
+    w = mha.attention_weights(query, key, mask=mask, causal=causal)
+    torch.testing.assert_close(out, expected_out)
+    torch.testing.assert_close(w, expected_w)
+    assert w.shape == (2, 2, T_q, T_k)
+    rows = torch.ones(2, 2, T_q, dtype=w.dtype)
+    if mask_kind == "empty_row":
+        rows[1, :, 2] = 0.0
+    torch.testing.assert_close(w.sum(-1), rows)  # 1, or 0 for an empty row
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_encoder_block_forward_and_weights_against_the_explicit_path(gen, causal):
+    block = randomize(TransformerEncoderBlock(8, 2, 12).double(), gen).eval()
+    x = randn(gen, 3, 5, 8)
+    mask = torch.rand(3, 5, 5, generator=gen) < 0.7
+    mask[..., 0] = True
+    ln_x = block.norm1(x)
+    a, expected_w = explicit_mha(block.attn, ln_x, ln_x, mask, causal)
+    h = x + a  # (B, T, D)
+    expected = h + block.ffn(block.norm2(h))  # (B, T, D)
+    torch.testing.assert_close(block(x, mask, causal=causal), expected)
+    w = block.attention_weights(x, mask, causal=causal)
+    torch.testing.assert_close(w, expected_w)
+    torch.testing.assert_close(w.sum(-1), torch.ones(3, 2, 5, dtype=w.dtype))
+
+
+def test_modules_compose_in_sequential(gen):
+    """forward returns a tensor only, so modules stack like any layer."""
+    model = nn.Sequential(
+        TransformerEncoderBlock(8, 2, generator=gen),
+        MultiHeadAttention(8, 2, generator=gen),
+        SelfAttention(8, 4, generator=gen),
+    )
+    assert model(torch.randn(2, 5, 8, generator=gen)).shape == (2, 5, 4)

@@ -36,7 +36,7 @@ def rand_mask(seed, *shape, p=0.5):
 def test_weights_are_distributions(seed, B, T_q, T_k, d, p):
     q, k, v = randn(seed, B, T_q, d), randn(seed + 2, B, T_k, d), randn(seed, B, T_k, 2)
     mask = rand_mask(seed, B, T_q, T_k, p=p)
-    out, w = scaled_dot_product_attention(q, k, v, mask, return_weights=True)
+    out, w = scaled_dot_product_attention(q, k, v, mask)
     has_key = mask.any(-1)
     assert (w >= 0).all()
     torch.testing.assert_close(w.sum(-1), has_key.double())  # 1, or 0 if no key

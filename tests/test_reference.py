@@ -145,7 +145,7 @@ def test_columns_match_selfattention_module(rng, D, T, d_k, d_v):
         for lin, W in ((layer.W_q, W_q), (layer.W_k, W_k), (layer.W_v, W_v)):
             lin.weight.copy_(torch.from_numpy(W))
     x = torch.from_numpy(I.T)[None]  # (1, T, D): X = I^T
-    out, weights = layer(x, return_weights=True)
+    out, weights = layer(x), layer.attention_weights(x)
     O, A, A_prime = ref.self_attention_columns(I, W_q, W_k, W_v)
     np.testing.assert_allclose(out[0].detach().numpy(), O.T, atol=1e-12)
     np.testing.assert_allclose(weights[0].detach().numpy(), A_prime.T, atol=1e-12)

@@ -7,6 +7,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from selfattn import scaled_dot_product_attention
 from selfattn.vision import (
     SmallCNN,
     ViT,
@@ -89,7 +90,7 @@ def test_conv_as_attention_is_exact(B, C_in, C_out, H, W, K, bias, gen):
     x = torch.randn(B, C_in, H, W, **kw)
     w = torch.randn(C_out, C_in, K, K, **kw)
     b = torch.randn(C_out, **kw) if bias else None
-    out, A = conv2d_as_attention(x, w, b, return_weights=True)
+    out, A = conv2d_as_attention(x, w, b)
     ref = F.conv2d(x, w, b, padding=K // 2)
     torch.testing.assert_close(out, ref, rtol=1e-12, atol=1e-12)
     # each head's row is one-hot, or all zero where the offset leaves the image
@@ -103,7 +104,8 @@ def test_conv_as_attention_is_exact(B, C_in, C_out, H, W, K, bias, gen):
 def test_conv_as_attention_float32(gen):
     x = torch.randn(2, 3, 8, 8, generator=gen)
     w = torch.randn(4, 3, 3, 3, generator=gen)
-    torch.testing.assert_close(conv2d_as_attention(x, w), F.conv2d(x, w, padding=1))
+    out, _ = conv2d_as_attention(x, w)
+    torch.testing.assert_close(out, F.conv2d(x, w, padding=1))
 
 
 def test_soft_attention_tends_to_the_convolution(gen):
@@ -112,12 +114,12 @@ def test_soft_attention_tends_to_the_convolution(gen):
     x, w = torch.randn(1, 2, 5, 6, **kw), torch.randn(3, 2, 3, 3, **kw)
     ref = F.conv2d(x, w, padding=1)
     errors = [
-        (conv2d_as_attention(x, w, alpha=a) - ref).abs().max().item()
+        (conv2d_as_attention(x, w, alpha=a)[0] - ref).abs().max().item()
         for a in (1.0, 3.0, 10.0, 30.0)
     ]
     assert all(e1 > e2 for e1, e2 in zip(errors, errors[1:], strict=False))
     assert errors[-1] < 1e-9
-    _, A = conv2d_as_attention(x, w, alpha=2.0, return_weights=True)
+    _, A = conv2d_as_attention(x, w, alpha=2.0)
     assert A.shape == (9, 30, 7 * 8)
     torch.testing.assert_close(A.sum(-1), torch.ones(9, 30, dtype=torch.float64))
 
@@ -134,7 +136,7 @@ def test_vit_and_cnn_shapes_and_gradients():
     torch.manual_seed(0)
     vit = ViT(8, 2, 1, 10, dim=16, depth=2, num_heads=2)
     x = torch.rand(5, 1, 8, 8)
-    logits, weights = vit(x, return_weights=True)
+    logits, weights = vit(x), vit.attention_weights(x)
     assert logits.shape == (5, 10)
     assert len(weights) == 2 and weights[0].shape == (5, 2, 17, 17)
     torch.testing.assert_close(weights[1].sum(-1), torch.ones(5, 2, 17))
@@ -175,3 +177,31 @@ def test_vit_positions_matter():
     with torch.no_grad():
         vit.pos.weight.zero_()
     torch.testing.assert_close(vit(x), vit(swapped))
+
+
+def test_vit_attention_weights_block_by_block():
+    """Each block's weights: the explicit attention of that block's heads on
+    LN of its input, the input being the previous block's output (blocks run
+    by hand); rows sum to 1; forward is unchanged by asking for weights."""
+    vit = ViT(8, 4, 1, 3, dim=8, depth=2, num_heads=2)
+    vit = vit.double().eval()
+    x = torch.rand(2, 1, 8, 8, generator=torch.Generator().manual_seed(1))
+    x = x.double()
+    weights = vit.attention_weights(x)
+    z = vit.embed(patchify(x, 4))  # (B, N, D)
+    z = vit.pos(torch.cat([vit.cls.expand(2, -1, -1), z], dim=1))  # (B, N + 1, D)
+    assert len(weights) == 2
+    for block, w in zip(vit.blocks, weights, strict=True):
+        mha, h = block.attn, block.norm1(z)
+
+        def split(t, mha=mha):
+            return t.view(2, 5, mha.num_heads, mha.d_k).transpose(1, 2)
+
+        q, k, v = split(mha.W_q(h)), split(mha.W_k(h)), split(mha.W_v(h))
+        expected_heads, expected_w = scaled_dot_product_attention(q, k, v)
+        torch.testing.assert_close(w, expected_w)  # (B, heads, N + 1, N + 1)
+        torch.testing.assert_close(w.sum(-1), torch.ones(2, 2, 5, dtype=w.dtype))
+        a = mha.W_o(expected_heads.transpose(1, 2).reshape(2, 5, 8))
+        z = z + a
+        z = z + block.ffn(block.norm2(z))
+    torch.testing.assert_close(vit(x), vit.head(vit.norm(z[:, 0])))

@@ -12,7 +12,7 @@ import torch
 from torch import Tensor
 
 from selfattn._checks import check_mask, check_qkv
-from selfattn.attention import scaled_dot_product_attention
+from selfattn.attention import _attend
 from selfattn.efficient._common import (
     _LOW_PRECISION,
     _check_positive_int,
@@ -27,12 +27,13 @@ def local_attention(
 ) -> Tensor:
     r"""Attention restricted to a window: query ``i`` sees keys ``|i - j| <= radius``.
 
-    Exactly ``scaled_dot_product_attention(q, k, v, window_mask(T, radius,
-    causal=causal))`` (scale :math:`1/\sqrt{d_k}`), but the ``(T, T)`` matrix is
-    never built: queries are taken in blocks of ``b`` and each block is scored
-    only against its band of ``b + 2 radius`` keys, so memory is
-    :math:`O(T (b + \text{radius}))` and time :math:`O(T\, \text{radius}\, d)`
-    ("restricted self-attention", Vaswani et al., 2017, Table 1).
+    Exactly the output of ``scaled_dot_product_attention(q, k, v,
+    window_mask(T, radius, causal=causal))`` (scale :math:`1/\sqrt{d_k}`), but
+    the ``(T, T)`` matrix is never built: queries are taken in blocks of ``b``
+    and each block is scored only against its band of ``b + 2 radius`` keys,
+    so memory is :math:`O(T (b + \text{radius}))` and time
+    :math:`O(T\, \text{radius}\, d)` ("restricted self-attention", Vaswani et
+    al., 2017, Table 1).
 
     Args:
         q, k: ``(..., T, d_k)``; v: ``(..., T, d_v)`` (self-attention: T_q = T_k).
@@ -56,7 +57,7 @@ def local_attention(
         if causal:
             band = band & (j <= i)
         outs.append(
-            scaled_dot_product_attention(
+            _attend(  # PyTorch's fused kernel: every row has a key (the diagonal)
                 q[..., qs:qe, :], k[..., ks:ke, :], v[..., ks:ke, :], band
             )  # (..., b, d_v)
         )

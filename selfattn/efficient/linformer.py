@@ -8,8 +8,9 @@ import torch
 from torch import Tensor, nn
 
 from selfattn._checks import check_qkv, check_tensor, shape_str
-from selfattn.attention import scaled_dot_product_attention
+from selfattn.attention import _attend, scaled_dot_product_attention
 from selfattn.efficient._common import _check_positive_int
+from selfattn.modules import MultiHeadAttention
 
 # --- Linformer: project keys and values along the sequence (Wang et al., 2020) -
 
@@ -46,23 +47,35 @@ def linformer_attention(
         raise ValueError(f"E {shape_str(E)} and F {shape_str(F)} need the same k_proj")
     k_proj = E.to(k.dtype) @ k  # (..., k_proj, d_k)
     v_proj = F.to(v.dtype) @ v  # (..., k_proj, d_v)
-    return scaled_dot_product_attention(q, k_proj, v_proj)  # (..., T_q, d_v)
+    return _attend(q, k_proj, v_proj)  # (..., T_q, d_v)
 
 
-class LinformerSelfAttention(nn.Module):
+class LinformerSelfAttention(MultiHeadAttention):
     r"""Multi-head Linformer self-attention, ``(B, T, D) -> (B, T, D)``.
 
-    From Wang et al. (2020). Projections ``W_q, W_k, W_v, W_o`` as in
-    :class:`selfattn.modules.MultiHeadAttention` (same parameter names), plus learned
-    ``E, F`` of shape ``(k_proj, seq_len)`` shared by all heads (the paper's
-    "headwise sharing"). A sequence shorter than ``seq_len`` uses the first
-    ``T`` columns of ``E, F`` (as if padded with zero keys).
+    From Wang et al. (2020): a :class:`selfattn.modules.MultiHeadAttention`
+    (whose projections ``W_q, W_k, W_v, W_o`` and head split it inherits) in
+    which every head attends to keys and values compressed along the
+    sequence by learned ``E, F`` of shape ``(k_proj, seq_len)``, shared by all
+    heads (the paper's "headwise sharing"):
+
+    .. math::
+
+        \operatorname{head}_h = \operatorname{softmax}\!\Big(
+        \frac{q_h (E k_h)^\top}{\sqrt{d_k}}\Big)\, (F v_h),
+        \qquad q_h = x W^Q_h,\ k_h = x W^K_h,\ v_h = x W^V_h .
+
+    A sequence shorter than ``seq_len`` uses the first ``T`` columns of
+    ``E, F`` (as if padded with zero keys). Self-attention only: the call
+    takes ``x`` alone (no key, value or mask).
 
     Args:
         embed_dim: ``D``; seq_len: the longest ``T``; k_proj: projected length;
         num_heads: ``H`` (must divide ``D``); bias: biases in the projections.
-        generator: draws the initial ``E, F`` (:math:`N(0, 1/k_{proj})`); the
-            ``nn.Linear`` layers initialise themselves as PyTorch does.
+        generator: draws every initial weight: the projections (PyTorch's
+            default distribution, as :class:`~selfattn.modules.MultiHeadAttention`),
+            then ``E, F`` (:math:`N(0, 1/k_{proj})`); None = torch's global
+            generator.
     """
 
     def __init__(
@@ -75,38 +88,38 @@ class LinformerSelfAttention(nn.Module):
         bias: bool = True,
         generator: torch.Generator | None = None,
     ):
-        super().__init__()
-        for name, n in (("embed_dim", embed_dim), ("seq_len", seq_len)):
+        for name, n in (
+            ("embed_dim", embed_dim),
+            ("seq_len", seq_len),
+            ("k_proj", k_proj),
+            ("num_heads", num_heads),
+        ):
             _check_positive_int(name, n)
-        _check_positive_int("k_proj", k_proj)
-        _check_positive_int("num_heads", num_heads)
-        if embed_dim % num_heads != 0:
-            raise ValueError(
-                f"embed_dim={embed_dim} must be divisible by num_heads={num_heads}"
-            )
-        self.embed_dim, self.seq_len, self.num_heads = embed_dim, seq_len, num_heads
-        self.d_k = embed_dim // num_heads
-        self.W_q = nn.Linear(embed_dim, embed_dim, bias=bias)
-        self.W_k = nn.Linear(embed_dim, embed_dim, bias=bias)
-        self.W_v = nn.Linear(embed_dim, embed_dim, bias=bias)
-        self.W_o = nn.Linear(embed_dim, embed_dim, bias=bias)
+        super().__init__(embed_dim, num_heads, bias=bias, generator=generator)
+        self.seq_len = seq_len
         shape = (k_proj, seq_len)
         self.E = nn.Parameter(torch.randn(shape, generator=generator) / k_proj**0.5)
         self.F = nn.Parameter(torch.randn(shape, generator=generator) / k_proj**0.5)
 
-    def forward(self, x: Tensor) -> Tensor:
-        """x ``(B, T, D)`` with ``T <= seq_len`` -> ``(B, T, D)``."""
+    def _heads(self, x: Tensor) -> tuple[Tensor, Tensor, Tensor, Tensor, Tensor]:
+        """Per-head ``q, k, v`` ``(B, H, T, d_k)`` and the ``E, F`` for ``T``."""
         check_tensor("x", x, min_dim=3)
         if x.dim() != 3 or x.shape[-1] != self.embed_dim or x.shape[1] > self.seq_len:
             raise ValueError(
                 f"x must have shape (B, T <= {self.seq_len}, {self.embed_dim}), "
                 f"got {shape_str(x)}"
             )
-        B, T, D = x.shape
+        T = x.shape[1]
+        q, k, v, _ = self._project(x, None, None, None)  # (B, H, T, d_k)
+        return q, k, v, self.E[:, :T], self.F[:, :T]  # E, F: (k_proj, T)
 
-        def split(t: Tensor) -> Tensor:
-            return t.view(B, T, self.num_heads, self.d_k).transpose(1, 2)  # (B,H,T,d_k)
+    def forward(self, x: Tensor) -> Tensor:
+        """x ``(B, T, D)`` with ``T <= seq_len`` -> ``(B, T, D)``."""
+        heads = linformer_attention(*self._heads(x))  # (B, H, T, d_k)
+        return self._merge(heads)  # (B, T, D)
 
-        q, k, v = split(self.W_q(x)), split(self.W_k(x)), split(self.W_v(x))
-        out = linformer_attention(q, k, v, self.E[:, :T], self.F[:, :T])  # (B,H,T,d_k)
-        return self.W_o(out.transpose(1, 2).reshape(B, T, D))  # (B, T, D)
+    def attention_weights(self, x: Tensor) -> Tensor:
+        """The weights ``(B, H, T, k_proj)`` of ``self(x)``: how each query
+        spreads its attention over the ``k_proj`` compressed keys ``E k``."""
+        q, k, v, E, F = self._heads(x)
+        return scaled_dot_product_attention(q, E @ k, F @ v)[1]  # (B, H, T, k_proj)

@@ -1,0 +1,99 @@
+"""One API style (STYLE rule 4): functions return what they compute, modules
+return their output and give their weights through ``attention_weights``."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import pkgutil
+
+import pytest
+
+import selfattn
+from selfattn import MultiHeadAttention, SelfAttention, TransformerEncoderBlock
+from selfattn.efficient import LinformerSelfAttention
+from selfattn.graph import GAT, GraphAttentionLayer
+from selfattn.vision import ViT
+
+
+def _public_modules():
+    names = ["selfattn"] + [
+        m.name
+        for m in pkgutil.walk_packages(selfattn.__path__, "selfattn.")
+        if not any(part.startswith("_") for part in m.name.split("."))
+    ]
+    return [importlib.import_module(name) for name in names]
+
+
+def _public_callables():
+    """(qualified name, callable) for every public function, class and method."""
+    seen = {}
+    for module in _public_modules():
+        names = getattr(module, "__all__", None) or [
+            n for n in vars(module) if not n.startswith("_")
+        ]
+        for name in names:
+            obj = getattr(module, name)
+            if not callable(obj) or not getattr(obj, "__module__", "").startswith(
+                "selfattn"
+            ):
+                continue
+            seen[f"{obj.__module__}.{obj.__qualname__}"] = obj
+            if inspect.isclass(obj):
+                for attr in dir(obj):
+                    if attr.startswith("_") and attr not in ("__init__", "__call__"):
+                        continue
+                    member = getattr(obj, attr)
+                    owner = getattr(member, "__module__", "") or ""
+                    if callable(member) and owner.startswith("selfattn"):
+                        seen[f"{obj.__module__}.{obj.__qualname__}.{attr}"] = member
+    return sorted(seen.items())
+
+
+PUBLIC = _public_callables()
+
+
+def test_the_public_api_was_found():
+    names = {name for name, _ in PUBLIC}
+    for expected in (
+        "selfattn.attention.scaled_dot_product_attention",
+        "selfattn.graph.edge_attention",
+        "selfattn.vision.conv2d_as_attention",
+        "selfattn.modules.MultiHeadAttention.forward",
+        "selfattn.vision.ViT.attention_weights",
+        "selfattn.complexity.cpu_times",
+    ):
+        assert expected in names
+    assert len(names) > 80
+
+
+@pytest.mark.parametrize("name, obj", PUBLIC, ids=[name for name, _ in PUBLIC])
+def test_no_public_callable_takes_return_weights(name, obj):
+    try:
+        params = inspect.signature(obj).parameters
+    except (TypeError, ValueError):  # a builtin without a signature
+        pytest.skip(f"{name} has no Python signature")
+    assert "return_weights" not in params, (
+        f"{name} still takes return_weights: functions return (out, weights), "
+        "modules have attention_weights(...)"
+    )
+
+
+@pytest.mark.parametrize(
+    "cls",
+    [
+        SelfAttention,
+        MultiHeadAttention,
+        TransformerEncoderBlock,
+        GraphAttentionLayer,
+        GAT,
+        ViT,
+        LinformerSelfAttention,
+    ],
+)
+def test_attention_weights_takes_the_arguments_of_forward(cls):
+    forward = inspect.signature(cls.forward)
+    weights = inspect.signature(cls.attention_weights)
+    assert list(weights.parameters.values()) == list(forward.parameters.values())
+    assert "Tensor" in str(forward.return_annotation)
+    assert "tuple" not in str(forward.return_annotation)  # the output only
