@@ -20,7 +20,7 @@ SOURCES := _config.yml _toc.yml $(wildcard book/*.md book/*.bib book/*/*.md) \
            $(wildcard book/_ext/*.py book/_static/*.css book/_static/*.svg) \
            $(wildcard notebooks/*.ipynb) $(wildcard selfattn/*.py selfattn/*/*.py)
 
-.PHONY: book book-prebuilt book-checked test unit notebooks seeds browser lint format serve \
+.PHONY: book book-prebuilt book-checked student student-check test unit notebooks seeds browser lint format serve \
         execute lock explore clean help
 
 help:
@@ -98,6 +98,23 @@ book-prebuilt: $(STAMP) $(MATHJAX)
 	$(BIN)/jupyter-book build . --builder html -W -n --keep-going \
 	    --config $(PREBUILT_CONFIG) || { rm -f $(HTML); exit 1; }
 
+# --- the student edition --------------------------------------------------
+# The same book without the worked solutions (book/_ext/editions.py; every
+# exercise stays), built from the committed outputs into
+# _build/student/_build/html. `make student-check` proves no solution is in it.
+STUDENT_CONFIG := _build/_config.student.yml
+STUDENT_HTML   := _build/student/_build/html/index.html
+student: $(STAMP) $(MATHJAX)
+	@mkdir -p _build
+	$(BIN)/python tools/prebuilt_config.py --student _config.yml $(STUDENT_CONFIG)
+	$(BIN)/jupyter-book build . --builder html -W -n --keep-going \
+	    --config $(STUDENT_CONFIG) --path-output _build/student \
+	    || { rm -f $(STUDENT_HTML); exit 1; }
+	@echo "The student edition: file://$(CURDIR)/$(STUDENT_HTML)"
+
+student-check: student
+	$(BIN)/python -m pytest tests/editions -q -p no:cacheprovider
+
 serve: $(HTML)
 	$(BIN)/python -m http.server --directory _build/html --bind 127.0.0.1 8000
 
@@ -129,7 +146,8 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check .
 
 unit: $(STAMP)
-	env OMP_NUM_THREADS=1 $(BIN)/python -m pytest tests -q --ignore=tests/browser
+	env OMP_NUM_THREADS=1 $(BIN)/python -m pytest tests -q --ignore=tests/browser \
+	    --ignore=tests/editions
 
 notebooks: $(STAMP)
 	env $(PORTABLE) $(NBVAL)

@@ -1,6 +1,6 @@
 """Write a copy of the book's configuration that builds from committed outputs.
 
-Usage: python tools/prebuilt_config.py _config.yml _build/_config.prebuilt.yml
+Usage: python tools/prebuilt_config.py [--student] _config.yml OUTPUT.yml
 
 `make test` first proves with nbval that every committed notebook output is
 what a fresh execution gives; building the book then needs no second
@@ -9,6 +9,10 @@ execution. The copy differs from `_config.yml` in one setting only,
 ``sphinx.local_extensions`` against the folder of the configuration file, so
 those are rewritten relative to the copy; every other path stays relative to
 the book's root, where `jupyter-book build .` runs.
+
+With ``--student`` the copy also sets ``student_edition`` (defined by
+``book/_ext/editions.py``): the student edition (``make student``) keeps
+every exercise and leaves out every worked solution.
 """
 
 from __future__ import annotations
@@ -20,9 +24,12 @@ from pathlib import Path
 import yaml
 
 
-def main(source: str, target: str) -> int:
+def main(source: str, target: str, *, student: bool = False) -> int:
     config = yaml.safe_load(Path(source).read_text(encoding="utf-8"))
     config.setdefault("execute", {})["execute_notebooks"] = "off"
+    if student:
+        sphinx = config.setdefault("sphinx", {})
+        sphinx.setdefault("config", {})["student_edition"] = True
     here, there = Path(source).resolve().parent, Path(target).resolve().parent
     extensions = config.get("sphinx", {}).get("local_extensions") or {}
     for name, path in extensions.items():
@@ -38,7 +45,10 @@ def main(source: str, target: str) -> int:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 3:
+    args = sys.argv[1:]
+    student = "--student" in args
+    paths = [a for a in args if a != "--student"]
+    if len(paths) != 2:
         print(__doc__)
         sys.exit(2)
-    sys.exit(main(sys.argv[1], sys.argv[2]))
+    sys.exit(main(paths[0], paths[1], student=student))
