@@ -20,7 +20,7 @@ SOURCES := _config.yml _toc.yml $(wildcard book/*.md book/*.bib book/*/*.md) \
            $(wildcard book/_ext/*.py book/_static/*.css book/_static/*.svg) \
            $(wildcard notebooks/*.ipynb) $(wildcard selfattn/*.py selfattn/*/*.py)
 
-.PHONY: book book-prebuilt book-checked student student-check test unit notebooks seeds browser lint format serve \
+.PHONY: book book-prebuilt book-checked student student-check bundle bundle-check editions test unit notebooks seeds browser lint format serve \
         execute lock explore clean help
 
 help:
@@ -113,7 +113,26 @@ student: $(STAMP) $(MATHJAX)
 	@echo "The student edition: file://$(CURDIR)/$(STUDENT_HTML)"
 
 student-check: student
-	$(BIN)/python -m pytest tests/editions -q -p no:cacheprovider
+	$(BIN)/python -m pytest tests/editions/test_student.py -q -p no:cacheprovider
+
+# --- the offline bundle ---------------------------------------------------
+# One zip to carry: the built book (opens from html/index.html with no server
+# and no network), the notebooks without outputs, selfattn as a wheel, the
+# lock and a README (tools/make_bundle.py). Needs the built book.
+BUNDLE := _build/self-attention-executable.zip
+bundle: $(STAMP)
+	@test -f $(HTML) || { echo "no built book: run make book first"; exit 1; }
+	rm -rf _build/wheel
+	$(BIN)/python -m pip wheel --quiet --disable-pip-version-check --no-deps \
+	    --no-build-isolation -w _build/wheel . && rm -rf build
+	$(BIN)/python tools/make_bundle.py _build/html _build/wheel $(BUNDLE)
+
+bundle-check: bundle
+	$(BIN)/python -m pytest tests/editions/test_bundle.py -q -p no:cacheprovider
+
+# The editions besides the HTML book, each with its check (.ci/run runs this
+# after make test, from the book that make test built).
+editions: student-check bundle-check
 
 serve: $(HTML)
 	$(BIN)/python -m http.server --directory _build/html --bind 127.0.0.1 8000

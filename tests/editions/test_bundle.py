@@ -1,0 +1,114 @@
+"""The offline bundle (``make bundle``): complete, and readable from a file.
+
+Run by ``make bundle-check``. The archive is unpacked into a temporary folder
+and its ``html/index.html`` is opened in headless Chromium as a ``file://``
+URL, with no server: every request that leaves the unpacked folder fails the
+test, the mathematics must be typeset by the bundled MathJax, and every
+figure must load.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+BUNDLE = ROOT / "_build" / "self-attention-executable.zip"
+TOP = "self-attention-executable"
+CHAPTERS = sorted(p.name for p in (ROOT / "notebooks").glob("*.ipynb"))
+
+
+@pytest.fixture(scope="module")
+def unpacked(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    assert BUNDLE.is_file(), "run `make bundle` first"
+    where = tmp_path_factory.mktemp("bundle")
+    with zipfile.ZipFile(BUNDLE) as zf:
+        assert all(n.startswith(TOP + "/") for n in zf.namelist())
+        zf.extractall(where)
+    return where / TOP
+
+
+def test_the_bundle_holds_book_notebooks_wheel_lock_readme(unpacked: Path) -> None:
+    assert (unpacked / "html" / "index.html").is_file()
+    assert sorted(p.name for p in (unpacked / "notebooks").iterdir()) == CHAPTERS
+    wheels = list((unpacked / "wheels").glob("selfattn-*-py3-none-any.whl"))
+    assert len(wheels) == 1
+    with zipfile.ZipFile(wheels[0]) as whl:
+        names = whl.namelist()
+    library = sorted(
+        p.relative_to(ROOT).as_posix() for p in ROOT.glob("selfattn/**/*.py")
+    )
+    assert sorted(n for n in names if n.endswith(".py")) == library
+    lock = (unpacked / "requirements.lock").read_text(encoding="utf-8")
+    assert lock == (ROOT / "requirements.lock").read_text(encoding="utf-8")
+    readme = (unpacked / "README.txt").read_text(encoding="utf-8")
+    assert "html/index.html" in readme and wheels[0].name in readme
+
+
+def test_the_notebooks_come_without_outputs(unpacked: Path) -> None:
+    for name in CHAPTERS:
+        ours = json.loads((unpacked / "notebooks" / name).read_text(encoding="utf-8"))
+        repo = json.loads((ROOT / "notebooks" / name).read_text(encoding="utf-8"))
+        code = [c for c in ours["cells"] if c["cell_type"] == "code"]
+        assert code and all(c["outputs"] == [] for c in code), name
+        assert all(c["execution_count"] is None for c in code), name
+        assert [c["source"] for c in ours["cells"]] == [
+            c["source"] for c in repo["cells"]
+        ], name
+
+
+def _browser() -> Any:
+    chromium = os.environ.get("CHROMIUM") or shutil.which("chromium")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        chromium = None
+    if chromium is None:
+        reason = "no chromium/playwright for the bundle's browser test"
+        if os.environ.get("CI") == "true":
+            pytest.fail(reason + " (CI=true)")
+        pytest.skip(reason)
+    return sync_playwright, chromium
+
+
+def test_the_book_opens_from_the_file_with_no_network(unpacked: Path) -> None:
+    sync_playwright, chromium = _browser()
+    html = (unpacked / "html").resolve()
+    outside: list[str] = []
+    with sync_playwright() as p:
+        browser = p.chromium.launch(
+            executable_path=chromium,
+            args=["--headless", "--no-sandbox", "--disable-gpu"],
+        )
+        page = browser.new_page()
+
+        def route(r: Any) -> None:
+            url = r.request.url
+            if url.startswith("file://") and url[7:].startswith(str(html)):
+                r.continue_()
+            elif url.startswith(("data:", "blob:")):
+                r.continue_()
+            else:
+                outside.append(url)
+                r.abort()
+
+        page.route("**/*", route)
+        page.goto((html / "index.html").as_uri())  # redirects to the intro
+        page.wait_for_url("**/book/intro.html")
+        page.goto((html / "notebooks" / "matrix-view.html").as_uri())
+        page.wait_for_function(
+            "document.querySelectorAll('mjx-container').length > 10",
+            timeout=30_000,
+        )
+        images = page.eval_on_selector_all(
+            "main img", "els => els.map(e => [e.src, e.complete && e.naturalWidth])"
+        )
+        browser.close()
+    assert not outside, f"the bundle asked for files outside itself: {outside[:5]}"
+    assert images and all(width for _, width in images), images

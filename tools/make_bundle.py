@@ -1,0 +1,101 @@
+"""Write the offline bundle of the course: one zip a learner can carry.
+
+Usage: python tools/make_bundle.py HTML_DIR WHEEL_DIR OUTPUT.zip
+
+The archive holds one folder, ``self-attention-executable/``, with
+
+* ``html/``: the built book; open ``html/index.html`` in a browser, with no
+  server and no network (mathematics, search and figures are all inside);
+* ``notebooks/``: every chapter notebook without its outputs, to run yourself;
+* ``wheels/``: the course library ``selfattn`` as a wheel;
+* ``requirements.lock``: the pinned environment the notebooks were checked in;
+* ``README.txt``: how to read and how to run it.
+
+Everything is written in a fixed order with fixed timestamps, so the same
+inputs give the same archive.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import zipfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+TOP = "self-attention-executable"
+EPOCH = (2026, 1, 1, 0, 0, 0)
+
+README = """\
+Self-attention, executable: the offline bundle
+==============================================
+
+Read the book
+-------------
+Open html/index.html in a web browser (double-click it). It needs no server
+and no internet: the mathematics, the search and the figures are inside.
+
+Run the notebooks
+-----------------
+You need Python 3.11 or newer. In this folder:
+
+    python3 -m venv .venv
+    .venv/bin/pip install -r requirements.lock wheels/{wheel}
+    .venv/bin/jupyter lab notebooks/
+
+(On Windows: .venv\\Scripts\\pip and .venv\\Scripts\\jupyter.) pip fetches the
+pinned packages from your package index; on Linux, install the CPU build of
+torch first so that pip does not download CUDA libraries:
+
+    .venv/bin/pip install --no-deps "torch=={torch}+cpu" \\
+        --index-url https://download.pytorch.org/whl/cpu
+
+The notebooks come without outputs: run them top to bottom (Run > Run All
+Cells). Each one checks its own claims as it runs, and takes about a minute.
+"""
+
+
+def strip_outputs(path: Path) -> bytes:
+    """The notebook with no outputs and no execution counts (cells unchanged)."""
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    for cell in nb["cells"]:
+        if cell["cell_type"] == "code":
+            cell["outputs"] = []
+            cell["execution_count"] = None
+    return (json.dumps(nb, indent=1, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def add(zf: zipfile.ZipFile, name: str, data: bytes) -> None:
+    info = zipfile.ZipInfo(f"{TOP}/{name}", date_time=EPOCH)
+    info.compress_type = zipfile.ZIP_DEFLATED
+    info.external_attr = 0o644 << 16
+    zf.writestr(info, data)
+
+
+def main(html_dir: str, wheel_dir: str, output: str) -> int:
+    html, wheels = Path(html_dir), sorted(Path(wheel_dir).glob("selfattn-*.whl"))
+    if not (html / "index.html").is_file():
+        raise SystemExit(f"no built book in {html}: run make book first")
+    if len(wheels) != 1:
+        raise SystemExit(f"expected one selfattn wheel in {wheel_dir}, found {wheels}")
+    lock = (ROOT / "requirements.lock").read_text(encoding="utf-8")
+    pins = dict(ln.split("==", 1) for ln in lock.splitlines() if "==" in ln)
+    readme = README.format(wheel=wheels[0].name, torch=pins["torch"])
+    with zipfile.ZipFile(output, "w") as zf:
+        add(zf, "README.txt", readme.encode("utf-8"))
+        add(zf, "requirements.lock", lock.encode("utf-8"))
+        add(zf, f"wheels/{wheels[0].name}", wheels[0].read_bytes())
+        for nb in sorted((ROOT / "notebooks").glob("*.ipynb")):
+            add(zf, f"notebooks/{nb.name}", strip_outputs(nb))
+        for f in sorted(p for p in html.rglob("*") if p.is_file()):
+            if f.name != ".buildinfo":
+                add(zf, f"html/{f.relative_to(html).as_posix()}", f.read_bytes())
+    print(f"wrote {output}")
+    return 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 4:
+        print(__doc__)
+        sys.exit(2)
+    sys.exit(main(*sys.argv[1:]))
