@@ -19,6 +19,7 @@ import torch
 from torch import Tensor, nn
 
 from selfattn._checks import check_finite, check_tensor, shape_str
+from selfattn._init import redraw_parameters
 
 __all__ = [
     "dot_score",
@@ -100,13 +101,23 @@ class AdditiveScore(nn.Module):
 
     Args:
         d_q: query width; d_k: key width; d_hidden: width of the hidden layer.
+        generator: draws the initial weights (PyTorch's default
+            distribution); None uses the global RNG.
     """
 
-    def __init__(self, d_q: int, d_k: int, d_hidden: int) -> None:
+    def __init__(
+        self,
+        d_q: int,
+        d_k: int,
+        d_hidden: int,
+        *,
+        generator: torch.Generator | None = None,
+    ) -> None:
         super().__init__()
         self.W_q = nn.Linear(d_q, d_hidden, bias=False)
         self.W_k = nn.Linear(d_k, d_hidden, bias=False)
         self.w_v = nn.Linear(d_hidden, 1, bias=False)
+        redraw_parameters(self, generator)
 
     def forward(self, q: Tensor, k: Tensor) -> Tensor:
         """q ``(..., T_q, d_q)``, k ``(..., T_k, d_k)`` -> ``(..., T_q, T_k)``."""
@@ -128,12 +139,16 @@ class BilinearScore(nn.Module):
 
     Args:
         d_q: query width; d_k: key width.
+        generator: draws the initial ``W`` (Glorot uniform); None uses the
+            global RNG.
     """
 
-    def __init__(self, d_q: int, d_k: int) -> None:
+    def __init__(
+        self, d_q: int, d_k: int, *, generator: torch.Generator | None = None
+    ) -> None:
         super().__init__()
         self.W = nn.Parameter(torch.empty(d_q, d_k))
-        nn.init.xavier_uniform_(self.W)
+        nn.init.xavier_uniform_(self.W, generator=generator)
 
     def forward(self, q: Tensor, k: Tensor) -> Tensor:
         """q ``(..., T_q, d_q)``, k ``(..., T_k, d_k)`` -> ``(..., T_q, T_k)``."""
