@@ -20,12 +20,13 @@ SOURCES := _config.yml _toc.yml $(wildcard book/*.md book/*.bib book/*/*.md) \
            $(wildcard book/_ext/*.py book/_static/*.css book/_static/*.svg) \
            $(wildcard notebooks/*.ipynb) $(wildcard selfattn/*.py selfattn/*/*.py)
 
-.PHONY: book book-prebuilt book-checked student student-check bundle bundle-check editions test unit notebooks seeds browser lint format serve \
-        execute lock explore clean help
+.PHONY: book book-prebuilt book-checked pdf pdf-check student student-check bundle bundle-check editions repository test unit notebooks seeds browser lint format serve \
+        execute lock explore mutation clean help
 
 help:
 	@echo "make book     build the HTML into _build/html (executes every notebook)"
 	@echo "make test     run the whole test suite (nbval, seed passes, book, browser)"
+	@echo "make pdf      build the book as one PDF into $(PDF) (needs TeX Live)"
 	@echo "make serve    serve the built book on http://localhost:8000"
 	@echo "make execute  authors: re-execute notebooks in place to refresh outputs"
 	@echo "make lint     ruff check + format check"
@@ -98,6 +99,37 @@ book-prebuilt: $(STAMP) $(MATHJAX)
 	$(BIN)/jupyter-book build . --builder html -W -n --keep-going \
 	    --config $(PREBUILT_CONFIG) || { rm -f $(HTML); exit 1; }
 
+# --- the PDF edition ------------------------------------------------------
+# The whole book as one PDF: Jupyter Book's LaTeX builder (xelatex), built
+# from the committed outputs like book-prebuilt (no execution). It builds in
+# _build/pdf, with a Sphinx cache of its own, so it may run beside an HTML
+# build. Needs Debian's TeX Live and fonts (.ci/run installs them; README,
+# "The PDF edition"). TEXINPUTS puts book/_latex/texmf at the END of TeX's
+# search path: two small packages those Debian packages lack
+# (book/_latex/texmf/README.txt). The PDF is copied to $(PDF) and, when the
+# HTML book is there, next to its index.html, where the intro links to it (so
+# the browser tests, which check that link, come after `make pdf`).
+# `make pdf-check` runs the PDF's checks (tests/editions/test_pdf.py).
+PDF_CONFIG := _build/_config.pdf.yml
+PDF_LATEX  := _build/pdf/_build/latex
+PDF        := _build/self-attention-executable.pdf
+pdf: $(STAMP)
+	@command -v xelatex >/dev/null && command -v latexmk >/dev/null \
+	    || { echo "make pdf needs TeX Live: see README.md, The PDF edition"; exit 1; }
+	@mkdir -p _build
+	rm -f $(PDF) $(PDF_LATEX)/self-attention-executable.pdf
+	$(BIN)/python tools/prebuilt_config.py _config.yml $(PDF_CONFIG)
+	env TEXINPUTS=":$(CURDIR)/book/_latex/texmf" \
+	    LATEXOPTS="-interaction=nonstopmode -halt-on-error" \
+	    $(BIN)/jupyter-book build . --builder pdflatex -W -n --keep-going \
+	    --config $(PDF_CONFIG) --path-output _build/pdf
+	cp $(PDF_LATEX)/self-attention-executable.pdf $(PDF)
+	@if [ -d _build/html ]; then cp $(PDF) _build/html/; fi
+	@echo "The PDF edition: $(CURDIR)/$(PDF)"
+
+pdf-check: pdf
+	$(BIN)/python -m pytest tests/editions/test_pdf.py -q -p no:cacheprovider
+
 # --- the student edition --------------------------------------------------
 # The same book without the worked solutions (book/_ext/editions.py; every
 # exercise stays), built from the committed outputs into
@@ -131,8 +163,17 @@ bundle-check: bundle
 	$(BIN)/python -m pytest tests/editions/test_bundle.py -q -p no:cacheprovider
 
 # The editions besides the HTML book, each with its check (.ci/run runs this
-# after make test, from the book that make test built).
-editions: student-check bundle-check
+# after make test, from the book that make test built): the PDF and the
+# student edition side by side, then the bundle (which carries the PDF).
+editions:
+	$(MAKE) --no-print-directory -j2 --output-sync=target pdf-check student-check
+	$(MAKE) --no-print-directory bundle-check
+
+# The repository URL lives in _config.yml; this sets it and rewrites its
+# copies (every notebook's install cell, the how-to-run page).
+repository:
+	@test -n "$(URL)" || { echo "usage: make repository URL=https://github.com/you/repo"; exit 1; }
+	$(BIN)/python tools/repository.py set $(URL)
 
 serve: $(HTML)
 	$(BIN)/python -m http.server --directory _build/html --bind 127.0.0.1 8000
@@ -190,6 +231,17 @@ book-checked: book-prebuilt
 explore: $(STAMP)
 	HYPOTHESIS_PROFILE=explore $(BIN)/python -m pytest tests -q \
 	    -k "properties or chunked or hypothesis" --ignore=tests/browser
+
+# --- mutation testing (not part of make test) ---
+# mutmut mutates the core modules ([tool.mutmut] in pyproject.toml) and runs,
+# for each mutant, the tests that reach the mutated function, one child at a
+# time; then tests/MUTATION.md is rewritten from the results. From scratch
+# (mutants/ removed) so no result of older tests or code is reused. Slow: see
+# the wall time in the report.
+mutation: $(STAMP)
+	rm -rf mutants
+	start=$$(date +%s) && $(BIN)/mutmut run --max-children 1 \
+	&& $(BIN)/python tools/mutation_report.py --seconds $$(($$(date +%s) - start))
 
 format: $(STAMP)
 	$(BIN)/ruff format .

@@ -15,27 +15,40 @@ global matplotlib setting. Colours are chosen for colour-vision deficiency
 * ``PALETTE``: the Okabe-Ito qualitative colours for lines, distinguishable
   under all common CVD types; lines also get distinct markers so they never
   rely on colour alone.
+
+Chinese in a figure (a token, a title) needs a font with CJK glyphs, which
+matplotlib's default, DejaVu Sans, lacks: every function here lets such text
+fall back to ``cjk_font()`` (``cjk_fallback``, which you can call on a figure
+drawn by hand too).
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib import font_manager
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+from matplotlib.text import Text
 from matplotlib.ticker import MaxNLocator, NullFormatter
 
 from selfattn.complexity import loglog_slope
 
 __all__ = [
+    "CJK_FONTS",
     "CMAP",
     "DIVERGING_CMAP",
     "PALETTE",
     "attention_heatmap",
     "attention_heads",
+    "cjk_fallback",
+    "cjk_font",
     "graph_attention_plot",
     "loglog_plot",
     "positional_encoding_heatmap",
@@ -51,6 +64,69 @@ PALETTE = tuple(
 )
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
 _ANNOTATE_MAX = 10  # "auto" annotates matrices up to 10 x 10
+# Fonts with Chinese glyphs, in order of preference (Debian: fonts-noto-cjk,
+# fonts-wqy-microhei; "JP" is the first face of Noto's .ttc files).
+CJK_FONTS = (
+    "Noto Sans CJK SC",
+    "Source Han Sans SC",
+    "WenQuanYi Micro Hei",
+    "WenQuanYi Zen Hei",
+    "Noto Sans CJK JP",
+    "Source Han Sans",
+    "Microsoft YaHei",
+    "SimHei",
+    "PingFang SC",
+    "Heiti SC",
+    "Arial Unicode MS",
+)
+_CJK = re.compile(r"[\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef]")
+
+
+@functools.cache
+def cjk_font() -> str | None:
+    """The name of an installed font with Chinese glyphs (from ``CJK_FONTS``).
+
+    Matplotlib lists the system's fonts once and caches the list on disk, so a
+    font installed after matplotlib first ran (on a CI machine, a fresh
+    laptop) is not in it, and Chinese shows as empty boxes with a warning
+    "Glyph ... missing from font(s) DejaVu Sans". When no font of
+    ``CJK_FONTS`` is listed, the system's font files that the list lacks are
+    added to it, for this process (the cache on disk is left as it is).
+
+    Returns:
+        The font's family name, or None if no such font is installed.
+    """
+
+    def listed() -> str | None:
+        names = {f.name for f in font_manager.fontManager.ttflist}
+        return next((name for name in CJK_FONTS if name in names), None)
+
+    if listed() is None:
+        known = {f.fname for f in font_manager.fontManager.ttflist}
+        for path in font_manager.findSystemFonts():
+            if path not in known:
+                with contextlib.suppress(OSError, RuntimeError, ValueError):
+                    font_manager.fontManager.addfont(path)
+    return listed()
+
+
+def cjk_fallback(artist: Figure | Axes) -> None:
+    """Let the Chinese characters in ``artist``'s texts fall back to ``cjk_font()``.
+
+    Each text with Chinese in it keeps its fonts and gets the CJK font last in
+    its family list, which matplotlib uses for the glyphs the others lack.
+    Text without Chinese is left as it is; nothing changes where no CJK font
+    is installed.
+
+    Args:
+        artist: a figure or axes; every text in it is looked at (titles,
+            labels, tick labels, legends, annotations).
+    """
+    texts = [t for t in artist.findobj(Text) if _CJK.search(t.get_text())]
+    font = cjk_font() if texts else None
+    for text in texts if font else ():
+        families = [f for f in text.get_fontfamily() if f != font]
+        text.set_fontfamily([*families, font])
 
 
 def _as_array(name: str, x: Any, ndim: int) -> np.ndarray:
@@ -151,6 +227,7 @@ def attention_heatmap(
             ax.text(j, i, f"{value:.2f}", ha="center", va="center", size=8, c=color)
     if colorbar:
         ax.figure.colorbar(im, ax=ax, label=cbar_label)
+    cjk_fallback(ax.figure)
     return ax
 
 
@@ -197,6 +274,7 @@ def attention_heads(
     fig.colorbar(used[0].images[0], ax=used, label="attention weight")
     if suptitle is not None:
         fig.suptitle(suptitle)
+    cjk_fallback(fig)
     return fig
 
 
@@ -224,6 +302,7 @@ def positional_encoding_heatmap(
         ax.set_title(title)
     if colorbar:
         ax.figure.colorbar(im, ax=ax, label="value")
+    cjk_fallback(ax.figure)
     return ax
 
 
@@ -286,6 +365,7 @@ def loglog_plot(
         ax.set_title(title)
     if ys_by_label:
         ax.legend()
+    cjk_fallback(ax.figure)
     return ax, slopes
 
 
@@ -335,6 +415,7 @@ def training_curves(
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_ylabel(", ".join(labels.get(m, m) for m in metrics))
     ax.legend()
+    cjk_fallback(ax.figure)
     return ax
 
 
@@ -398,4 +479,5 @@ def graph_attention_plot(
     )
     nx.draw_networkx_labels(graph, pos, ax=ax, font_size=8)
     ax.set_axis_off()
+    cjk_fallback(ax.figure)
     return ax

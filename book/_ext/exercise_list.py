@@ -188,9 +188,14 @@ def build_list(app: Sphinx, docname: str) -> list[nodes.Node]:
         for label, node in items:
             number = _number(env, doc, "exercise", label)
             name = f"Exercise {number}" if number else "Exercise"
-            link = nodes.reference(
-                "", "", internal=True, refuri=f"{chapter_uri}#{label}"
-            )
+            if app.builder.format == "latex":
+                # The PDF labels an exercise "exercise:<label>"; sphinx-exercise
+                # links a reference whose refid is an exercise label to it.
+                link = nodes.reference("", "", internal=True, refid=label)
+            else:
+                link = nodes.reference(
+                    "", "", internal=True, refuri=f"{chapter_uri}#{label}"
+                )
             link += nodes.strong("", name)
             subtitle = _subtitle(node)
             if subtitle:
@@ -210,7 +215,9 @@ def build_list(app: Sphinx, docname: str) -> list[nodes.Node]:
 class FillExerciseLists(SphinxPostTransform):
     """Replace each ``exercise-list`` placeholder with the generated list."""
 
-    default_priority = 5  # before the ReferencesResolver (10)
+    # Before the ReferencesResolver (10), and before Sphinx's LaTeX
+    # MathReferenceTransform (5), which turns the excerpts' {eq} into \eqref.
+    default_priority = 4
 
     def run(self, **kwargs: Any) -> None:
         placeholders = list(self.document.findall(exercise_list))
