@@ -18,7 +18,10 @@ Conventions:
   all-zero weights and a zero output, never NaN.
 * Functions return what they compute: ``out, weights =
   scaled_dot_product_attention(q, k, v)`` (also ``edge_attention``,
-  ``conv2d_as_attention``). Modules keep no side outputs: ``module(x)``
+  ``gat_attention``, ``conv2d_as_attention``); a function that never forms
+  the ``(T_q, T_k)`` weight matrix (the local, chunked, linear, Performer and
+  Linformer attention of :mod:`selfattn.efficient`) returns ``out`` only.
+  Modules keep no side outputs: ``module(x)``
   returns the output only, and ``module.attention_weights(x)`` (the same
   arguments) returns the weights.
 * Randomness is explicit: functions that draw take a ``torch.Generator`` or
@@ -52,7 +55,7 @@ from selfattn.scoring import (
     scaled_dot_score,
 )
 
-__version__ = "0.1.0"
+__version__ = "1.0.0"
 
 _SUBMODULES = (
     "reference",

@@ -6,6 +6,12 @@ is explicit): they are built as usual, then, when a generator is given,
 :func:`redraw_parameters` draws every parameter again from it, with the
 distribution PyTorch itself uses, in the order of ``module.modules()``. The
 initial values are then a function of the generator alone.
+
+One side effect remains: the layers are first built as usual, and their
+first (discarded) initial values still come from PyTorch's global
+generator. Code that draws from the global generator after building a
+module (dropout, its own layers) therefore depends on how many modules it
+built before; seed such draws just before them.
 """
 
 from __future__ import annotations
@@ -24,7 +30,7 @@ def redraw_parameters(module: nn.Module, generator: torch.Generator | None) -> N
     ``nn.Linear`` and ``nn.Conv1d/2d``: PyTorch's defaults, weight
     :math:`U(-\\sqrt{1/\\text{fan\\_in}}, \\sqrt{1/\\text{fan\\_in}})` (Kaiming
     uniform with ``a = sqrt(5)``) and bias in the same range. A module with
-    its own ``reset_parameters(generator)`` (e.g. a learned position table)
+    its own ``reset_parameters_from(generator)`` (e.g. a learned position table)
     redraws itself. LayerNorm keeps ones and zeros (nothing random). With
     ``generator=None`` nothing changes (PyTorch's global-RNG draws stay).
     """

@@ -251,7 +251,7 @@ def table1(
 # --- measuring ---------------------------------------------------------------
 
 
-def peak_memory_bytes(fn: Callable[..., Any], *args: Any) -> int | None:
+def peak_memory_bytes(fn: Callable[..., Any], *args: Any) -> int:
     """Peak bytes of tensor storage allocated on the CPU while ``fn(*args)`` runs.
 
     Runs ``fn`` once under ``torch.profiler.profile(profile_memory=True)`` and
@@ -274,10 +274,13 @@ def peak_memory_bytes(fn: Callable[..., Any], *args: Any) -> int | None:
     alone.
 
     Returns:
-        The peak in bytes (0 if nothing was allocated), or None if the
-        trace has no event list (an export format this function does not
-        know).
+        The peak in bytes (0 if nothing was allocated).
+
+    Raises:
+        RuntimeError: the trace has no event list (an export format this
+            function does not know: another version of PyTorch).
     """
+    import torch
     from torch.profiler import ProfilerActivity, profile
 
     prof = profile(activities=[ProfilerActivity.CPU], profile_memory=True)
@@ -295,7 +298,10 @@ def peak_memory_bytes(fn: Callable[..., Any], *args: Any) -> int | None:
             trace = json.load(f)
     events = trace.get("traceEvents") if isinstance(trace, dict) else None
     if not isinstance(events, list):
-        return None
+        raise RuntimeError(
+            "peak_memory_bytes: the profiler's trace has no event list "
+            f"(torch {torch.__version__}); the course pins the torch it reads"
+        )
     memory = [  # device type 0 = CPU
         e
         for e in events

@@ -429,3 +429,12 @@ def test_linformer_generator_draws_every_weight():
     assert all(torch.equal(a[n], b[n]) for n in a)
     c = make(1).state_dict()
     assert all(not torch.equal(a[n], c[n]) for n in a)
+
+
+def test_linformer_has_no_from_torch():
+    from torch import nn
+
+    from selfattn.efficient import LinformerSelfAttention
+
+    with pytest.raises(NotImplementedError, match="no E, F projections"):
+        LinformerSelfAttention.from_torch(nn.MultiheadAttention(8, 2))

@@ -135,3 +135,8 @@ def test_graph_mask_of_a_tensor_stays_on_its_device():
     would fail for a tensor on a GPU, or here on ``meta``)."""
     m = graph_mask(torch.ones(3, 3, device="meta"))
     assert m.device.type == "meta" and m.shape == (3, 3) and m.dtype == torch.bool
+
+
+def test_causal_mask_is_made_on_the_requested_device():
+    m = causal_mask(3, 4, device="meta")
+    assert m.device.type == "meta" and m.shape == (3, 4) and m.dtype == torch.bool

@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
 import pytest
 import torch
 
+from selfattn import reference as ref
 from selfattn.modules import MultiHeadAttention, SelfAttention
 
 z = torch.zeros
@@ -110,3 +112,22 @@ def test_module_errors_name_the_argument(call, error, message):
     """The whole message: the argument's name, the rule and the shapes seen."""
     with pytest.raises(error, match="^" + re.escape(message) + "$"):
         call()
+
+
+def test_self_attention_with_bias_matches_the_numpy_reference(gen):
+    """bias=True: q = x W_q^T + b_q (likewise k, v), then the row formula."""
+    layer = SelfAttention(4, 3, 2, bias=True, generator=gen).double()
+    with torch.no_grad():
+        for lin in (layer.W_q, layer.W_k, layer.W_v):
+            lin.bias.normal_(generator=gen)
+    x = torch.randn(2, 5, 4, generator=gen, dtype=torch.float64)
+    X = x.numpy()
+    q, k, v = (
+        X @ lin.weight.detach().numpy().T + lin.bias.detach().numpy()
+        for lin in (layer.W_q, layer.W_k, layer.W_v)
+    )
+    out, w = ref.attention_rows(q, k, v)
+    np.testing.assert_allclose(layer(x).detach().numpy(), out, rtol=1e-10)
+    np.testing.assert_allclose(
+        layer.attention_weights(x).detach().numpy(), w, rtol=1e-10
+    )

@@ -17,6 +17,7 @@ from selfattn.positional import (
     LearnedPositionalEmbedding,
     SinusoidalPositionalEncoding,
     apply_rotary,
+    frequencies,
     offset_matrix,
     sinusoidal_encoding,
 )
@@ -198,3 +199,25 @@ def test_rope_in_half_precision_is_rounded_once(gen, dtype):
     eps = torch.finfo(dtype).eps  # spacing of [1, 2)
     half_ulp = exact.abs().clamp_min(torch.finfo(dtype).tiny) * eps / 2
     assert ((out - exact).abs() <= half_ulp * 1.001 + 1e-6).all()
+
+
+@pytest.mark.parametrize("dim", [0, -2, 3, 2.0])
+def test_frequencies_name_a_bad_dim(dim):
+    message = f"dim must be a positive even integer (sin/cos pairs), got dim={dim}"
+    with pytest.raises(ValueError, match="^" + re.escape(message) + "$"):
+        frequencies(dim)
+
+
+@pytest.mark.parametrize("base", [0.0, -1.0])
+def test_frequencies_name_a_bad_base(base):
+    with pytest.raises(ValueError, match=f"^base must be positive, got base={base}$"):
+        frequencies(4, base)
+
+
+def test_frequencies_for_the_smallest_dim_and_a_base_below_one():
+    """d = 2: one pair, omega_0 = 1; a base in (0, 1) is allowed (frequencies
+    then grow); odd widths are refused above."""
+    torch.testing.assert_close(frequencies(2), torch.tensor([1.0], dtype=torch.float64))
+    torch.testing.assert_close(
+        frequencies(4, 0.25), torch.tensor([1.0, 2.0], dtype=torch.float64)
+    )

@@ -113,6 +113,15 @@ class LinformerSelfAttention(MultiHeadAttention):
         q, k, v, _ = self._project(x, None, None, None)  # (B, H, T, d_k)
         return q, k, v, self.E[:, :T], self.F[:, :T]  # E, F: (k_proj, T)
 
+    @classmethod
+    def from_torch(cls, module: nn.MultiheadAttention) -> MultiHeadAttention:
+        """Not available: PyTorch has no Linformer layer to copy ``E, F`` from."""
+        raise NotImplementedError(
+            "LinformerSelfAttention.from_torch: nn.MultiheadAttention has no "
+            "E, F projections; build LinformerSelfAttention(embed_dim, seq_len, "
+            "k_proj, num_heads) and copy W_q, W_k, W_v, W_o by hand if needed"
+        )
+
     def forward(self, x: Tensor) -> Tensor:
         """x ``(B, T, D)`` with ``T <= seq_len`` -> ``(B, T, D)``."""
         heads = linformer_attention(*self._heads(x))  # (B, H, T, d_k)
