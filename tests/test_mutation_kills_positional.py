@@ -12,6 +12,7 @@ import re
 
 import pytest
 import torch
+from test_positional import p_loop  # the nested-loop oracle of the encoding
 
 from selfattn.positional import (
     LearnedPositionalEmbedding,
@@ -21,15 +22,6 @@ from selfattn.positional import (
     offset_matrix,
     sinusoidal_encoding,
 )
-
-
-def p_loop(i: float, dim: int, base: float = 10000.0) -> list[float]:
-    """p[i, 2j] = sin(i / base^(2j/d)), p[i, 2j+1] = cos(i / base^(2j/d))."""
-    row = []
-    for j in range(dim // 2):
-        angle = i / base ** (2 * j / dim)
-        row += [math.sin(angle), math.cos(angle)]
-    return row
 
 
 @pytest.mark.parametrize("delta", [1, 3, -2])
