@@ -129,3 +129,18 @@ def test_masked_softmax_broadcast_mask_on_any_dim():
         filled = scores.masked_fill(~mask, float("-inf"))
         expected = torch.softmax(filled, dim=dim).nan_to_num(0.0)
         torch.testing.assert_close(w, expected)
+
+
+def test_performer_draws_on_the_generators_device_and_moves_the_result():
+    """A CPU generator serves inputs elsewhere (here: meta); values as on the CPU."""
+    from selfattn.efficient import orthogonal_random_matrix, performer_attention
+
+    g = torch.Generator().manual_seed(0)
+    on_meta = orthogonal_random_matrix(8, 4, g, device="meta")
+    assert on_meta.device.type == "meta" and on_meta.shape == (8, 4)
+    q = torch.randn(2, 5, 4, device="meta")
+    out = performer_attention(q, q, q, generator=torch.Generator().manual_seed(0))
+    assert out.device.type == "meta" and out.shape == (2, 5, 4)
+    a = orthogonal_random_matrix(8, 4, torch.Generator().manual_seed(1))
+    b = orthogonal_random_matrix(8, 4, torch.Generator().manual_seed(1), device="cpu")
+    assert torch.equal(a, b)

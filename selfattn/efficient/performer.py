@@ -39,6 +39,9 @@ def orthogonal_random_matrix(
     Args:
         m: number of rows (random features); d: their dimension.
         generator: the source of randomness (explicit, for reproducibility).
+            The matrix is drawn on the generator's device and then moved to
+            ``device``, so a CPU generator serves inputs on any device.
+        dtype, device: of the result (default float32, the generator's device).
 
     Returns:
         ``(m, d)``.
@@ -52,7 +55,7 @@ def orthogonal_random_matrix(
     # QR has no float16 / bfloat16 kernel: draw and orthogonalise in float32
     # (or float64 when asked), cast at the end.
     work = torch.float32 if dtype in (torch.float16, torch.bfloat16) else dtype
-    opts = {"generator": generator, "dtype": work, "device": device}
+    opts = {"generator": generator, "dtype": work, "device": generator.device}
     blocks = []
     for _ in range(-(-m // d)):
         Q, R = torch.linalg.qr(torch.randn(d, d, **opts))  # (d, d)
@@ -60,7 +63,7 @@ def orthogonal_random_matrix(
         blocks.append(Q.T)  # rows orthonormal
     W = torch.cat(blocks)[:m]  # (m, d)
     norms = torch.randn(m, d, **opts).norm(dim=1, keepdim=True)  # (m, 1), chi(d)
-    return (W * norms).to(dtype)
+    return (W * norms).to(device=device, dtype=dtype)
 
 
 def _performer_log_features(x: Tensor, projection: Tensor) -> Tensor:
