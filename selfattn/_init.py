@@ -7,11 +7,12 @@ is explicit): they are built as usual, then, when a generator is given,
 distribution PyTorch itself uses, in the order of ``module.modules()``. The
 initial values are then a function of the generator alone.
 
-One side effect remains: the layers are first built as usual, and their
-first (discarded) initial values still come from PyTorch's global
-generator. Code that draws from the global generator after building a
-module (dropout, its own layers) therefore depends on how many modules it
-built before; seed such draws just before them.
+The layers' first (discarded) initial values come from PyTorch's global
+generator; the constructors build them inside :func:`kept_global_rng`, which
+puts the global generator's state back afterwards. Building a module with a
+generator therefore leaves the global generator exactly as it was, and code
+that draws from it later (dropout, a layer built without a generator) does
+not depend on how many modules were built before.
 """
 
 from __future__ import annotations
@@ -21,7 +22,14 @@ import math
 import torch
 from torch import nn
 
-__all__ = ["redraw_parameters"]
+__all__ = ["kept_global_rng", "redraw_parameters"]
+
+
+def kept_global_rng(generator: torch.Generator | None):
+    """Context manager: with a generator, torch's global CPU generator leaves
+    the block in the state it entered it (``torch.random.fork_rng``); with
+    ``generator=None`` it does nothing, so the global draws stay."""
+    return torch.random.fork_rng(devices=[], enabled=generator is not None)
 
 
 def redraw_parameters(module: nn.Module, generator: torch.Generator | None) -> None:

@@ -17,7 +17,7 @@ import torch
 from torch import Tensor, nn
 
 from selfattn._checks import check_mask, check_tensor, shape_str
-from selfattn._init import redraw_parameters
+from selfattn._init import kept_global_rng, redraw_parameters
 from selfattn.attention import _attend, scaled_dot_product_attention
 
 __all__ = ["SelfAttention", "MultiHeadAttention", "TransformerEncoderBlock"]
@@ -67,11 +67,12 @@ class SelfAttention(nn.Module):
         generator: torch.Generator | None = None,
     ):
         super().__init__()
-        self.d_in, self.d_k, self.d_v = d_in, d_k, d_v or d_k
-        self.W_q = nn.Linear(d_in, d_k, bias=bias)
-        self.W_k = nn.Linear(d_in, d_k, bias=bias)
-        self.W_v = nn.Linear(d_in, self.d_v, bias=bias)
-        redraw_parameters(self, generator)
+        with kept_global_rng(generator):  # init draws leave torch's RNG alone
+            self.d_in, self.d_k, self.d_v = d_in, d_k, d_v or d_k
+            self.W_q = nn.Linear(d_in, d_k, bias=bias)
+            self.W_k = nn.Linear(d_in, d_k, bias=bias)
+            self.W_v = nn.Linear(d_in, self.d_v, bias=bias)
+            redraw_parameters(self, generator)
 
     def _project(self, x: Tensor) -> tuple[Tensor, Tensor, Tensor]:
         _check_input("x", x, self.d_in)
@@ -129,18 +130,19 @@ class MultiHeadAttention(nn.Module):
         generator: torch.Generator | None = None,
     ):
         super().__init__()
-        if num_heads <= 0 or embed_dim % num_heads != 0:
-            raise ValueError(
-                f"embed_dim={embed_dim} must be divisible by num_heads={num_heads} "
-                "(each head gets embed_dim // num_heads dimensions)"
-            )
-        self.embed_dim, self.num_heads = embed_dim, num_heads
-        self.d_k = embed_dim // num_heads
-        self.W_q = nn.Linear(embed_dim, embed_dim, bias=bias)
-        self.W_k = nn.Linear(embed_dim, embed_dim, bias=bias)
-        self.W_v = nn.Linear(embed_dim, embed_dim, bias=bias)
-        self.W_o = nn.Linear(embed_dim, embed_dim, bias=bias)
-        redraw_parameters(self, generator)
+        with kept_global_rng(generator):  # init draws leave torch's RNG alone
+            if num_heads <= 0 or embed_dim % num_heads != 0:
+                raise ValueError(
+                    f"embed_dim={embed_dim} must be divisible by num_heads={num_heads} "
+                    "(each head gets embed_dim // num_heads dimensions)"
+                )
+            self.embed_dim, self.num_heads = embed_dim, num_heads
+            self.d_k = embed_dim // num_heads
+            self.W_q = nn.Linear(embed_dim, embed_dim, bias=bias)
+            self.W_k = nn.Linear(embed_dim, embed_dim, bias=bias)
+            self.W_v = nn.Linear(embed_dim, embed_dim, bias=bias)
+            self.W_o = nn.Linear(embed_dim, embed_dim, bias=bias)
+            redraw_parameters(self, generator)
 
     def _split(self, x: Tensor) -> Tensor:
         B, T, _ = x.shape
@@ -288,15 +290,16 @@ class TransformerEncoderBlock(nn.Module):
         generator: torch.Generator | None = None,
     ):
         super().__init__()
-        ff_dim = ff_dim or 4 * embed_dim
-        self.norm1 = nn.LayerNorm(embed_dim)
-        self.attn = MultiHeadAttention(embed_dim, num_heads)
-        self.norm2 = nn.LayerNorm(embed_dim)
-        self.ffn = nn.Sequential(
-            nn.Linear(embed_dim, ff_dim), nn.GELU(), nn.Linear(ff_dim, embed_dim)
-        )
-        self.drop = nn.Dropout(dropout)
-        redraw_parameters(self, generator)
+        with kept_global_rng(generator):  # init draws leave torch's RNG alone
+            ff_dim = ff_dim or 4 * embed_dim
+            self.norm1 = nn.LayerNorm(embed_dim)
+            self.attn = MultiHeadAttention(embed_dim, num_heads)
+            self.norm2 = nn.LayerNorm(embed_dim)
+            self.ffn = nn.Sequential(
+                nn.Linear(embed_dim, ff_dim), nn.GELU(), nn.Linear(ff_dim, embed_dim)
+            )
+            self.drop = nn.Dropout(dropout)
+            redraw_parameters(self, generator)
 
     def forward(
         self, x: Tensor, mask: Tensor | None = None, *, causal: bool = False

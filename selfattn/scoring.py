@@ -19,7 +19,7 @@ import torch
 from torch import Tensor, nn
 
 from selfattn._checks import check_finite, check_tensor, shape_str
-from selfattn._init import redraw_parameters
+from selfattn._init import kept_global_rng, redraw_parameters
 
 __all__ = [
     "dot_score",
@@ -114,10 +114,11 @@ class AdditiveScore(nn.Module):
         generator: torch.Generator | None = None,
     ) -> None:
         super().__init__()
-        self.W_q = nn.Linear(d_q, d_hidden, bias=False)
-        self.W_k = nn.Linear(d_k, d_hidden, bias=False)
-        self.w_v = nn.Linear(d_hidden, 1, bias=False)
-        redraw_parameters(self, generator)
+        with kept_global_rng(generator):  # init draws leave torch's RNG alone
+            self.W_q = nn.Linear(d_q, d_hidden, bias=False)
+            self.W_k = nn.Linear(d_k, d_hidden, bias=False)
+            self.w_v = nn.Linear(d_hidden, 1, bias=False)
+            redraw_parameters(self, generator)
 
     def forward(self, q: Tensor, k: Tensor) -> Tensor:
         """q ``(..., T_q, d_q)``, k ``(..., T_k, d_k)`` -> ``(..., T_q, T_k)``."""

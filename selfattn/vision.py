@@ -28,7 +28,7 @@ import torch
 from torch import Tensor, nn
 
 from selfattn._checks import check_tensor, shape_str
-from selfattn._init import redraw_parameters
+from selfattn._init import kept_global_rng, redraw_parameters
 from selfattn.attention import masked_softmax
 from selfattn.modules import TransformerEncoderBlock
 from selfattn.positional import LearnedPositionalEmbedding
@@ -138,22 +138,23 @@ class ViT(nn.Module):
         generator: torch.Generator | None = None,
     ) -> None:
         super().__init__()
-        if pool not in ("cls", "mean"):
-            raise ValueError(f"pool must be 'cls' or 'mean', got {pool!r}")
-        self.pool = pool
-        if image_size % patch:
-            raise ValueError(f"patch={patch} must divide image_size={image_size}")
-        self.patch, self.num_patches = patch, (image_size // patch) ** 2
-        self.embed = nn.Linear(in_channels * patch * patch, dim)
-        self.cls = nn.Parameter(torch.zeros(1, 1, dim))
-        self.pos = LearnedPositionalEmbedding(self.num_patches + 1, dim)
-        self.blocks = nn.ModuleList(
-            TransformerEncoderBlock(dim, num_heads, ff_dim or 2 * dim, dropout)
-            for _ in range(depth)
-        )
-        self.norm = nn.LayerNorm(dim)
-        self.head = nn.Linear(dim, num_classes)
-        redraw_parameters(self, generator)
+        with kept_global_rng(generator):  # init draws leave torch's RNG alone
+            if pool not in ("cls", "mean"):
+                raise ValueError(f"pool must be 'cls' or 'mean', got {pool!r}")
+            self.pool = pool
+            if image_size % patch:
+                raise ValueError(f"patch={patch} must divide image_size={image_size}")
+            self.patch, self.num_patches = patch, (image_size // patch) ** 2
+            self.embed = nn.Linear(in_channels * patch * patch, dim)
+            self.cls = nn.Parameter(torch.zeros(1, 1, dim))
+            self.pos = LearnedPositionalEmbedding(self.num_patches + 1, dim)
+            self.blocks = nn.ModuleList(
+                TransformerEncoderBlock(dim, num_heads, ff_dim or 2 * dim, dropout)
+                for _ in range(depth)
+            )
+            self.norm = nn.LayerNorm(dim)
+            self.head = nn.Linear(dim, num_classes)
+            redraw_parameters(self, generator)
 
     def _tokens(self, images: Tensor) -> Tensor:
         """images ``(B, C, H, W)`` -> :math:`z_0` ``(B, N + 1, D)``."""
@@ -205,17 +206,18 @@ class SmallCNN(nn.Module):
         generator: torch.Generator | None = None,
     ) -> None:
         super().__init__()
-        c1, c2 = channels
-        self.features = nn.Sequential(
-            nn.Conv2d(in_channels, c1, 3, padding=1),
-            nn.ReLU(),
-            nn.MaxPool2d(2),  # (B, c1, H/2, W/2)
-            nn.Conv2d(c1, c2, 3, padding=1),
-            nn.ReLU(),
-            nn.MaxPool2d(2),  # (B, c2, H/4, W/4)
-        )
-        self.head = nn.Linear(c2 * (image_size // 4) ** 2, num_classes)
-        redraw_parameters(self, generator)
+        with kept_global_rng(generator):  # init draws leave torch's RNG alone
+            c1, c2 = channels
+            self.features = nn.Sequential(
+                nn.Conv2d(in_channels, c1, 3, padding=1),
+                nn.ReLU(),
+                nn.MaxPool2d(2),  # (B, c1, H/2, W/2)
+                nn.Conv2d(c1, c2, 3, padding=1),
+                nn.ReLU(),
+                nn.MaxPool2d(2),  # (B, c2, H/4, W/4)
+            )
+            self.head = nn.Linear(c2 * (image_size // 4) ** 2, num_classes)
+            redraw_parameters(self, generator)
 
     def forward(self, images: Tensor) -> Tensor:
         """images ``(B, C, H, W)`` -> logits ``(B, num_classes)``."""

@@ -50,6 +50,23 @@ def test_other_generator_other_weights(name):
     assert random and all(not torch.equal(a[i], b[i]) for i in random)
 
 
+@pytest.mark.parametrize("name", sorted(MAKERS))
+def test_building_with_a_generator_leaves_the_global_rng_alone(name):
+    torch.manual_seed(3)
+    expected = torch.rand(4)
+    torch.manual_seed(3)
+    MAKERS[name](torch.Generator().manual_seed(7))
+    assert torch.equal(torch.rand(4), expected)
+
+
+def test_building_without_a_generator_draws_from_the_global_rng():
+    torch.manual_seed(3)
+    expected = torch.rand(4)
+    torch.manual_seed(3)
+    MultiHeadAttention(8, 2)
+    assert not torch.equal(torch.rand(4), expected)
+
+
 def test_redraw_uses_pytorchs_default_ranges():
     """Weights and biases of a Linear lie in +-1/sqrt(fan_in), and fill it."""
     layer = nn.Linear(50, 400)
