@@ -20,7 +20,7 @@ SOURCES := _config.yml _toc.yml $(wildcard book/*.md book/*.bib book/*/*.md) \
            $(wildcard book/_ext/*.py book/_static/*.css book/_static/*.svg) \
            $(wildcard notebooks/*.ipynb) $(wildcard selfattn/*.py selfattn/*/*.py)
 
-.PHONY: book book-prebuilt book-checked pdf pdf-check student student-check bundle bundle-check editions repository test unit notebooks seeds browser lint format serve \
+.PHONY: chapter chapter-check book book-prebuilt book-checked pdf pdf-check student student-check bundle bundle-check editions repository test unit notebooks seeds browser lint format serve \
         execute lock explore mutation clean help
 
 help:
@@ -29,6 +29,7 @@ help:
 	@echo "make pdf      build the book as one PDF into $(PDF) (needs TeX Live)"
 	@echo "make serve    serve the built book on http://localhost:8000"
 	@echo "make execute  authors: re-execute notebooks in place to refresh outputs"
+	@echo "make chapter  authors: NAME=slug TITLE=\"...\" creates a chapter from the template"
 	@echo "make lint     ruff check + format check"
 	@echo "make lock     regenerate requirements.lock from pyproject.toml"
 
@@ -162,11 +163,18 @@ bundle: $(STAMP)
 bundle-check: bundle
 	$(BIN)/python -m pytest tests/editions/test_bundle.py -q -p no:cacheprovider
 
+# `make chapter` proved: a throw-away copy of the repository gets a chapter
+# from the template, which must pass the notebook checks and build strictly.
+chapter-check: $(STAMP) $(MATHJAX)
+	$(BIN)/python -m pytest tests/editions/test_new_chapter.py -q -p no:cacheprovider
+
 # The editions besides the HTML book, each with its check (.ci/run runs this
 # after make test, from the book that make test built): the PDF and the
-# student edition side by side, then the bundle (which carries the PDF).
+# student edition and the new-chapter check side by side, then the bundle
+# (which carries the PDF).
 editions:
-	$(MAKE) --no-print-directory -j2 --output-sync=target pdf-check student-check
+	$(MAKE) --no-print-directory -j2 --output-sync=target pdf-check student-check \
+	    chapter-check
 	$(MAKE) --no-print-directory bundle-check
 
 # The repository URL lives in _config.yml; this sets it and rewrites its
@@ -246,6 +254,19 @@ mutation: $(STAMP)
 format: $(STAMP)
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
+
+# --- a new chapter --------------------------------------------------------
+# make chapter NAME=slug TITLE="Title" [PART="Part II"] [KEYTERM="key term"] [ZH=中文]
+# creates notebooks/<slug>.ipynb from templates/chapter.ipynb (the house
+# structure), its glossary fragment, the _toc.yml and glossary lines, and
+# executes it (CONTRIBUTING.md, "A new chapter").
+chapter: $(STAMP)
+	@test -n "$(NAME)" && test -n "$(TITLE)" || { \
+	    echo 'usage: make chapter NAME=slug TITLE="Title" [PART="Part II"] [KEYTERM=...] [ZH=...]'; \
+	    exit 2; }
+	$(BIN)/python tools/new_chapter.py --name "$(NAME)" --title "$(TITLE)" \
+	    $(if $(PART),--part "$(PART)") $(if $(KEYTERM),--term "$(KEYTERM)") \
+	    $(if $(ZH),--zh "$(ZH)")
 
 # --- authors ---------------------------------------------------------------
 # Re-execute notebooks in place, top to bottom in one kernel each, so the
