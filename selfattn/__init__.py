@@ -32,8 +32,9 @@ Conventions:
 Modules, in teaching order: ``reference`` (numpy oracle, column and row
 conventions), ``scoring``, ``attention``, ``masks``, ``modules``,
 ``positional``, ``efficient``, ``complexity``, ``data``, ``graph``,
-``vision``, ``plotting``, ``training``, ``notebook``, ``seeding``. Submodules load on
-first use: ``selfattn.positional`` works after ``import selfattn``.
+``vision``, ``plotting``, ``diagrams`` (structural figures drawn from the
+library), ``training``, ``notebook``, ``seeding``. Submodules load on first
+use: ``selfattn.positional`` works after ``import selfattn``.
 """
 
 from __future__ import annotations
@@ -70,6 +71,7 @@ _SUBMODULES = (
     "graph",
     "vision",
     "plotting",
+    "diagrams",
     "training",
     "notebook",
     "seeding",

@@ -33,6 +33,7 @@ from selfattn.efficient.linear import (
     linear_attention_recurrent,
 )
 from selfattn.efficient.linformer import LinformerSelfAttention, linformer_attention
+from selfattn.efficient.lsh import angular_lsh
 from selfattn.efficient.performer import (
     orthogonal_random_matrix,
     performer_attention,
@@ -51,4 +52,5 @@ __all__ = [
     "performer_attention",
     "linformer_attention",
     "LinformerSelfAttention",
+    "angular_lsh",
 ]

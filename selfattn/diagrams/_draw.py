@@ -1,0 +1,179 @@
+"""The drawing primitives shared by :mod:`selfattn.diagrams` (private).
+
+Colours (the Okabe-Ito ``PALETTE`` of :mod:`selfattn.plotting`) and font
+sizes, an argument check, and the pieces every diagram is built from: a
+white frameless canvas, a matrix drawn as a grid of cells with its symbol and
+shape, a labelled arrow, a colour key, light fills and fast line segments.
+"""
+
+from __future__ import annotations
+
+from numbers import Integral
+
+import matplotlib.pyplot as plt
+import numpy as np
+from matplotlib.axes import Axes
+from matplotlib.colors import to_rgba
+from matplotlib.figure import Figure
+from matplotlib.patches import FancyArrowPatch, Patch, Rectangle
+
+from selfattn.plotting import PALETTE
+
+BLUE, VERMILLION, GREEN, PURPLE, ORANGE, SKY, BLACK, _YELLOW = PALETTE
+GREY = "#999999"  # neutral: edges and cells that carry no code
+FONT = 13  # labels; at 10 inches wide a 700-pixel page shows them at ~9 pt
+SMALL = 11  # shapes and notes
+_LABELS_IN = 1.0  # inches between two stacked matrices: symbol above, shape below
+
+
+def _check_int(name: str, value: object, minimum: int = 1) -> int:
+    """``value`` as an int ``>= minimum``; errors name the argument."""
+    if isinstance(value, bool) or not isinstance(value, Integral):
+        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
+    if value < minimum:
+        bound = {0: "non-negative", 1: "positive"}.get(minimum, f"at least {minimum}")
+        raise ValueError(f"{name} must be {bound}, got {name}={value}")
+    return int(value)
+
+
+def _canvas(
+    width: float,
+    xlim: tuple[float, float],
+    ylim: tuple[float, float],
+    *,
+    top: float = 0.5,
+    bottom: float = 0.5,
+) -> tuple[Figure, Axes]:
+    """A white figure ``width`` inches wide with one frameless axes filling it.
+
+    The axes shows ``xlim`` x ``ylim`` in data units at equal aspect; ``top``
+    and ``bottom`` inches are left for a title and a legend.
+    """
+    (x0, x1), (y0, y1) = xlim, ylim
+    height = width * (y1 - y0) / (x1 - x0) + top + bottom
+    fig, ax = plt.subplots(figsize=(width, height), facecolor="white")
+    fig.subplots_adjust(left=0, right=1, bottom=bottom / height, top=1 - top / height)
+    ax.set_facecolor("white")
+    ax.set_xlim(x0, x1)
+    ax.set_ylim(y0, y1)
+    ax.set_aspect("equal")
+    ax.axis("off")
+    return fig, ax
+
+
+def _fill(color: str, alpha: float = 0.3) -> tuple[float, float, float, float]:
+    """A light fill of ``color`` (the outline keeps the full colour)."""
+    return to_rgba(color, alpha)
+
+
+def _segments(ax: Axes, segments: list[tuple[float, ...]], **style) -> None:
+    """Draw segments ``(x0, y0, x1, y1)`` as one line, broken by NaNs (fast)."""
+    xs = [v for x0, _, x1, _ in segments for v in (x0, x1, np.nan)]
+    ys = [v for _, y0, _, y1 in segments for v in (y0, y1, np.nan)]
+    ax.plot(xs, ys, **style)
+
+
+def _matrix(
+    ax: Axes,
+    center: tuple[float, float],
+    shape: tuple[int, int],
+    cell: float,
+    color: str,
+    *,
+    symbol: str = "",
+    dims: str = "",
+    note: str = "",
+    col_colors: list[str] | None = None,
+) -> tuple[float, float, float, float]:
+    """Draw a ``rows x cols`` matrix as a grid of cells centred at ``center``.
+
+    ``symbol`` goes above, ``dims`` (e.g. ``"T × d_k"``) and the numeric shape
+    below, then ``note``; ``col_colors`` colours each column (e.g. by head).
+    Returns the box ``(left, bottom, right, top)``.
+    """
+    rows, cols = shape
+    w, h = cols * cell, rows * cell
+    x0, y0 = center[0] - w / 2, center[1] - h / 2
+    if col_colors is None:
+        ax.add_artist(Rectangle((x0, y0), w, h, fc=_fill(color), ec="none"))
+    else:
+        start = 0
+        for c in range(1, cols + 1):  # one patch per run of equal colours
+            if c == cols or col_colors[c] != col_colors[start]:
+                xy, wc = (x0 + start * cell, y0), (c - start) * cell
+                ax.add_artist(Rectangle(xy, wc, h, fc=_fill(col_colors[start], 0.45)))
+                start = c
+    if max(rows, cols) <= 24:  # cell lines while they stay visible
+        lines = [(x0 + c * cell, y0, x0 + c * cell, y0 + h) for c in range(1, cols)]
+        lines += [(x0, y0 + r * cell, x0 + w, y0 + r * cell) for r in range(1, rows)]
+        _segments(ax, lines, color=color, lw=0.5, alpha=0.6)
+    ax.add_artist(Rectangle((x0, y0), w, h, fc="none", ec=color, lw=1.6))
+    box = dict(boxstyle="square,pad=0.05", fc="white", ec="none")  # over arrows
+    if symbol:
+        ax.text(
+            center[0],
+            y0 + h + 0.12,
+            symbol,
+            ha="center",
+            va="bottom",
+            size=FONT,
+            bbox=box,
+            zorder=4,
+        )
+    if dims:
+        text = f"{dims}\n({rows} × {cols})" + (f"\n{note}" if note else "")
+        ax.text(
+            center[0],
+            y0 - 0.12,
+            text,
+            ha="center",
+            va="top",
+            size=SMALL,
+            bbox=box,
+            zorder=4,
+        )
+    return x0, y0, x0 + w, y0 + h
+
+
+def _arrow(
+    ax: Axes,
+    start: tuple[float, float],
+    end: tuple[float, float],
+    label: str = "",
+    *,
+    color: str = BLACK,
+    where: float = 0.5,
+    rad: float = 0.0,
+    size: int = SMALL,
+    above: bool = False,
+) -> None:
+    """An arrow from ``start`` to ``end``, ``label`` on a white patch at ``where``
+    (or just above the arrow, ``above=True``)."""
+    ax.add_artist(
+        FancyArrowPatch(
+            start,
+            end,
+            arrowstyle="-|>",
+            mutation_scale=14,
+            color=color,
+            lw=1.3,
+            shrinkA=2,
+            shrinkB=2,
+            connectionstyle=f"arc3,rad={rad}",
+        )
+    )
+    if label:
+        x = start[0] + where * (end[0] - start[0])
+        y = start[1] + where * (end[1] - start[1])
+        box = dict(boxstyle="round,pad=0.2", fc="white", ec="none", alpha=0.9)
+        va = "bottom" if above else "center"
+        y += 0.08 if above else 0.0
+        ax.text(x, y, label, ha="center", va=va, size=size, bbox=box)
+
+
+def _legend(fig: Figure, entries: list[tuple[str, str]], ncol: int) -> None:
+    """A key of filled squares ``(label, colour)`` along the bottom of ``fig``."""
+    handles = [Patch(fc=_fill(c, 0.45), ec=c, label=label) for label, c in entries]
+    fig.legend(
+        handles=handles, loc="lower center", ncol=ncol, frameon=False, fontsize=SMALL
+    )

@@ -1,0 +1,315 @@
+"""The score matrix, restricted or tiled: truncated attention and the online softmax.
+
+:func:`~selfattn.diagrams.truncated_band` draws
+:func:`selfattn.masks.window_mask`; :func:`~selfattn.diagrams.online_softmax_tiling`
+draws the tiles that :func:`selfattn.efficient.chunked_attention` visits, in
+the order it visits them, with the running statistics carried between them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import matplotlib.pyplot as plt
+import numpy as np
+import torch
+from matplotlib.colors import ListedColormap
+from matplotlib.figure import Figure
+from matplotlib.patches import FancyArrowPatch, Patch, Rectangle
+
+from selfattn.diagrams._draw import (
+    BLACK,
+    FONT,
+    GREY,
+    ORANGE,
+    SKY,
+    SMALL,
+    _check_int,
+    _fill,
+    _segments,
+)
+
+# --- truncated (local) attention ---------------------------------------------
+
+
+def truncated_band(*, T: int = 12, radius: int = 2, causal: bool = False) -> Figure:
+    """Draw the mask of truncated (local) attention as a ``T × T`` grid.
+
+    Rows are queries ``i``, columns keys ``j``; a filled cell is True in
+    :func:`selfattn.masks.window_mask` ``(T, radius, causal=causal)``, i.e.
+    query ``i`` may attend key ``j`` (``|i - j| <= radius``, and ``j <= i``
+    when causal). The row of query ``T // 2`` is outlined and its keys, its
+    receptive field, are highlighted.
+
+    Args:
+        T: sequence length (positive); radius: how far each side a query may
+            look (non-negative); causal: look only backwards.
+
+    Returns:
+        The figure; ``fig.axes[0].images[0].get_array() > 0`` is the mask.
+    """
+    from selfattn.masks import window_mask
+
+    T = _check_int("T", T)
+    radius = _check_int("radius", radius, minimum=0)
+    mask = window_mask(T, radius, causal=bool(causal)).numpy()  # (T, T)
+    star = T // 2
+    codes = mask.astype(int)  # 0: may not attend, 1: may attend
+    codes[star, mask[star]] = 2  # the highlighted query's keys
+    keys = np.flatnonzero(mask[star])
+    fig, ax = plt.subplots(figsize=(9.0, 6.0), facecolor="white")
+    fig.subplots_adjust(left=0.09, right=0.6, top=0.9, bottom=0.1)
+    cmap = ListedColormap(["white", _fill(SKY, 0.8), ORANGE])
+    ax.imshow(codes, cmap=cmap, vmin=-0.5, vmax=2.5, interpolation="nearest")
+    ax.set_xticks(np.arange(T + 1) - 0.5, minor=True)
+    ax.set_yticks(np.arange(T + 1) - 0.5, minor=True)
+    ax.grid(which="minor", color=GREY, lw=0.6)
+    ax.tick_params(which="minor", length=0)
+    step = 1 if T <= 16 else -(-T // 12)
+    ax.set_xticks(range(0, T, step))
+    ax.set_yticks(range(0, T, step))
+    ax.tick_params(labelsize=SMALL)
+    ax.set_xlabel("key j", size=FONT)
+    ax.set_ylabel("query i", size=FONT)
+    ax.add_artist(Rectangle((-0.5, star - 0.5), T, 1, fill=False, ec=BLACK, lw=2.5))
+    title = f"window_mask(T={T}, radius={radius}" + (
+        ", causal=True)" if causal else ")"
+    )
+    ax.set_title(title, size=FONT, family="monospace")
+    span = f"keys {keys[0]} to {keys[-1]}" if len(keys) > 1 else f"key {keys[0]}"
+    handles = [
+        Patch(fc=_fill(SKY, 0.8), ec=GREY, label="True: may attend"),
+        Patch(fc="white", ec=GREY, label="False: may not"),
+        Patch(fc=ORANGE, ec=GREY, label=f"receptive field of\nquery {star}: {span}"),
+        Patch(fc="none", ec=BLACK, lw=2.5, label=f"row of query {star}"),
+    ]
+    ax.legend(
+        handles=handles,
+        loc="upper left",
+        bbox_to_anchor=(1.03, 1.0),
+        frameon=False,
+        fontsize=SMALL,
+    )
+    rule = "0 ≤ i − j ≤ radius" if causal else "|i − j| ≤ radius"
+    most = int(mask.sum(axis=1).max())
+    note = f"query i sees key j\nwhen {rule}:\nat most {most} keys per query,\n"
+    note += "however long the sequence"
+    ax.text(1.05, 0.62, note, transform=ax.transAxes, size=SMALL, va="top")
+    return fig
+
+
+# --- the online softmax in tiles ------------------------------------------------
+
+
+@contextmanager
+def _recorded_tiles() -> Iterator[list[tuple[int, int, int, int]]]:
+    """Record ``(first query, first key, b_q, b_k)`` of every score block that
+    :func:`selfattn.efficient.chunked_attention` computes, in order.
+
+    Wraps the library's ``_block_scores`` for the duration of the ``with``
+    block (the scores are unchanged) and restores it on exit.
+    """
+    from selfattn.efficient import exact
+
+    original = exact._block_scores
+    tiles: list[tuple[int, int, int, int]] = []
+
+    def recording(q_blk, k_blk, mask, causal, qs, ks):  # same signature
+        tiles.append((qs, ks, q_blk.shape[-2], k_blk.shape[-2]))
+        return original(q_blk, k_blk, mask, causal, qs, ks)
+
+    exact._block_scores = recording
+    try:
+        yield tiles
+    finally:
+        exact._block_scores = original
+
+
+def _chunked_tiles(T_q: int, T_k: int, B_q: int, B_k: int) -> list[tuple[int, ...]]:
+    """The tiles that ``chunked_attention`` visits for these sizes, in order."""
+    from selfattn.efficient import chunked_attention
+
+    gen = torch.Generator().manual_seed(0)
+    q = torch.randn(1, T_q, 2, generator=gen)  # (1, T_q, d_k)
+    k, v = torch.randn(2, 1, T_k, 2, generator=gen)  # (1, T_k, d_k), (1, T_k, d_v)
+    with torch.no_grad(), _recorded_tiles() as tiles:
+        chunked_attention(q, k, v, query_chunk_size=B_q, chunk_size=B_k)
+    return tiles
+
+
+def online_softmax_tiling(
+    *, T_q: int = 8, T_k: int = 8, B_q: int = 4, B_k: int = 4
+) -> Figure:
+    r"""Draw the score matrix cut into tiles, as chunked (flash) attention visits it.
+
+    The ``T_q × T_k`` scores are cut into tiles of ``B_q`` queries by ``B_k``
+    keys (smaller at the edges). One row block of queries is highlighted:
+    its tiles are numbered in the order they are visited, and the arrows
+    carry each query's running max :math:`m_i`, running sum :math:`\ell_i`
+    and numerator :math:`a_i` from tile to tile, rescaled by
+    :math:`e^{m_i^{old} - m_i^{new}}` (Milakov & Gimelshein, 2018; Dao et
+    al., 2022); the update rule is written beside the grid. The tiles and
+    their order are recorded from a run of
+    :func:`selfattn.efficient.chunked_attention` with
+    ``query_chunk_size=B_q, chunk_size=B_k``.
+
+    Args:
+        T_q: number of queries; T_k: number of keys; B_q: queries per tile;
+            B_k: keys per tile (all positive).
+
+    Returns:
+        The figure; the tiles are the patches with ``get_gid() == "tile"``
+        of ``fig.axes[0]``, in visiting order.
+    """
+    T_q, T_k = _check_int("T_q", T_q), _check_int("T_k", T_k)
+    B_q, B_k = _check_int("B_q", B_q), _check_int("B_k", B_k)
+    tiles = _chunked_tiles(T_q, T_k, B_q, B_k)
+    first = [t for t in tiles if t[0] == 0]  # the highlighted row block
+    b_q = first[0][2]
+    cell_in = min(0.7, 4.8 / T_k, 3.6 / T_q)  # inches per cell
+    tile_in = min(t[3] for t in first) * cell_in
+    rad = -0.45  # the arcs between tiles (y points down: negative bends up)
+    peak = -rad * max(t[3] for t in first) / 2  # arc height, in cells
+    head = peak + 0.75 / cell_in  # room above the grid, in cells
+    grid_w, grid_h = T_k * cell_in, (T_q + head) * cell_in
+    b_k = first[0][3]
+    rule = [
+        (
+            "chunked_attention(q, k, v,\n"
+            f"    query_chunk_size={B_q}, chunk_size={B_k})",
+            dict(family="monospace", size=SMALL),
+        ),
+        ("For each query i of a row block:", {}),
+        (r"start: $m_i = -\infty,\ \ell_i = 0,\ a_i = 0$", {}),
+        ("for each key tile, in order 1, 2, …:", {}),
+        (r"   $m_i^{new} = \max(m_i,\ \max_{j} \alpha_{i,j})$", {}),
+        (r"   $c_i = \exp(m_i - m_i^{new})$  (rescales the old sums)", {}),
+        (
+            r"   $\ell_i \leftarrow c_i\,\ell_i"
+            r" + \sum_j \exp(\alpha_{i,j} - m_i^{new})$",
+            {},
+        ),
+        (
+            r"   $a_i \leftarrow c_i\,a_i"
+            r" + \sum_j \exp(\alpha_{i,j} - m_i^{new})\,v_j$",
+            {},
+        ),
+        (r"   $m_i \leftarrow m_i^{new}$", {}),
+        (r"end: $o_i = a_i / \ell_i$ (exact softmax attention)", {}),
+        (
+            f"In memory at once: one {b_q} × {b_k} tile of\nscores, "
+            f"never the {T_q} × {T_k} matrix.",
+            {},
+        ),
+    ]
+    text_in = sum(0.3 * (text.count("\n") + 1) + 0.1 for text, _ in rule)
+    width, left, text_w = 10.5, 0.75, 4.45
+    height = max(grid_h + 1.5, text_in + 0.9)
+    fig = plt.figure(figsize=(width, height), facecolor="white")
+    bottom = (height - grid_h - 0.45) / height
+    ax = fig.add_axes((left / width, bottom, grid_w / width, grid_h / height))
+    ax.set_xlim(0, T_k)
+    ax.set_ylim(T_q, -head)  # y down: query 0 on top
+    ax.axis("off")
+    if max(T_q, T_k) <= 64:
+        lines = [(j, 0, j, T_q) for j in range(1, T_k)]
+        lines += [(0, i, T_k, i) for i in range(1, T_q)]
+        _segments(ax, lines, color=GREY, lw=0.5)
+    for qs, ks, bq, bk in tiles:
+        fc = _fill(ORANGE, 0.4) if qs == 0 else "none"
+        ax.add_artist(Rectangle((ks, qs), bk, bq, fc=fc, ec=BLACK, lw=2, gid="tile"))
+    for n, (qs, ks, bq, bk) in enumerate(first, start=1):
+        cx, cy = ks + bk / 2, qs + bq / 2
+        if tile_in >= 0.9 and bq * cell_in >= 0.8:
+            ax.text(
+                cx, cy, str(n), ha="center", va="bottom", size=FONT + 5, weight="bold"
+            )
+            ax.text(
+                cx,
+                cy,
+                f"$m_i^{{({n})}},\\ \\ell_i^{{({n})}}$",
+                ha="center",
+                va="top",
+                size=SMALL + 1,
+            )
+        else:
+            ax.text(cx, cy, str(n), ha="center", va="center", size=FONT, weight="bold")
+        if n < len(first):
+            nx = first[n][1] + first[n][3] / 2
+            ax.add_artist(
+                FancyArrowPatch(
+                    (cx, 0),
+                    (nx, 0),
+                    arrowstyle="-|>",
+                    mutation_scale=14,
+                    lw=1.5,
+                    color=BLACK,
+                    connectionstyle=f"arc3,rad={rad}",
+                )
+            )
+            if n == 1 or tile_in >= 1.6:  # label every arc while there is room
+                label = (
+                    f"carry $m_i, \\ell_i, a_i$\n"
+                    f"$\\times \\exp(m_i^{{({n})}} - m_i^{{({n + 1})}})$"
+                )
+                ax.annotate(
+                    label,
+                    ((cx + nx) / 2, -peak),
+                    xytext=(0, 4),
+                    textcoords="offset points",
+                    ha="center",
+                    va="bottom",
+                    size=SMALL + 1,
+                )
+    ticks = dict(textcoords="offset points", size=SMALL, color="#444444")
+    for ks in sorted({t[1] for t in tiles} | {T_k}):
+        ax.annotate(str(ks), (ks, T_q), xytext=(0, -3), ha="center", va="top", **ticks)
+    for qs in sorted({t[0] for t in tiles} | {T_q}):
+        ax.annotate(str(qs), (0, qs), xytext=(-4, 0), ha="right", va="center", **ticks)
+    ax.annotate(
+        f"keys j  (T_k = {T_k}, tiles of B_k = {B_k})",
+        (T_k / 2, T_q),
+        xytext=(0, -18),
+        ha="center",
+        va="top",
+        textcoords="offset points",
+        size=SMALL,
+    )
+    ax.annotate(
+        f"queries i\n(T_q = {T_q}, B_q = {B_q})",
+        (0, T_q / 2),
+        xytext=(-26, 0),
+        ha="right",
+        va="center",
+        rotation=90,
+        textcoords="offset points",
+        size=SMALL,
+    )
+    # the update rule, beside the grid
+    text_h = height - 0.9  # inches
+    tx = fig.add_axes(
+        ((width - text_w - 0.1) / width, 0.4 / height, text_w / width, text_h / height)
+    )
+    tx.axis("off")
+    y = 1.0
+    for text, style in rule:
+        style = {"size": FONT - 1, **style}
+        tx.text(0.0, y, text, va="top", transform=tx.transAxes, **style)
+        y -= (0.3 * (text.count("\n") + 1) + 0.1) / text_h
+    handles = [
+        Patch(
+            fc=_fill(ORANGE, 0.4), ec=BLACK, label="one row block, tiles in visit order"
+        ),
+        Patch(fc="white", ec=BLACK, label=f"other tiles ({B_q} × {B_k} or smaller)"),
+    ]
+    fig.legend(
+        handles=handles,
+        loc="lower left",
+        bbox_to_anchor=(0.0, 0.0),
+        ncol=2,
+        frameon=False,
+        fontsize=SMALL,
+    )
+    fig.suptitle("Online softmax: the scores tile by tile", size=FONT + 1)
+    return fig
