@@ -247,7 +247,8 @@ def attention_heads(
         suptitle: figure title.
 
     Returns:
-        The figure; ``fig.axes[h]`` is head ``h`` (the colour bar comes last).
+        The figure; ``fig.axes[h - 1]`` is head ``h``, titled "head h" with
+        heads numbered from 1 as in the book (the colour bar comes last).
     """
     w = _as_array("weights", weights, 3)
     H, T_q, T_k = w.shape
@@ -265,7 +266,7 @@ def attention_heads(
         if h >= H:
             fig.delaxes(ax)
             continue
-        attention_heatmap(w[h], ax=ax, title=f"head {h}", annotate=False, **shared)
+        attention_heatmap(w[h], ax=ax, title=f"head {h + 1}", annotate=False, **shared)
         if h % ncols:
             ax.set_ylabel("")
         if h + ncols < H:

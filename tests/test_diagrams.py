@@ -47,7 +47,10 @@ def no_open_figures(monkeypatch):
 
 
 def texts(fig: Figure) -> list[str]:
-    return [t.get_text() for t in fig.findobj(Text)]
+    """The figure's texts, each also with its mathtext shapes read back
+    (``$T \\times d_k$`` as ``T × d_k``)."""
+    raw = [t.get_text() for t in fig.findobj(Text)]
+    return raw + [t.replace(r" \times ", " × ").replace("$", "") for t in raw]
 
 
 def shown(fig: Figure, *wanted: str) -> None:

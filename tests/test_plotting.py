@@ -137,7 +137,7 @@ def test_heads_grid_shares_one_scale(gen, H, ncols):
         ax = fig.axes[h]
         np.testing.assert_array_equal(ax.images[0].get_array(), w[h].numpy())
         assert ax.images[0].get_clim() == (0.0, pytest.approx(w.max().item()))
-        assert ax.get_title() == f"head {h}"
+        assert ax.get_title() == f"head {h + 1}"
         assert tick_texts(ax.get_xticklabels()) == list("abcde")
     assert fig.get_suptitle() == "s"
 

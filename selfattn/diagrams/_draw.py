@@ -73,6 +73,11 @@ def _segments(ax: Axes, segments: list[tuple[float, ...]], **style) -> None:
     ax.plot(xs, ys, **style)
 
 
+def tex(dims: str) -> str:
+    """``"T × d_k"`` as mathtext, ``"$T \\times d_k$"``: subscripts set as such."""
+    return "$" + dims.replace(" × ", r" \times ") + "$"
+
+
 def _matrix(
     ax: Axes,
     center: tuple[float, float],
@@ -121,7 +126,7 @@ def _matrix(
             zorder=4,
         )
     if dims:
-        text = f"{dims}\n({rows} × {cols})" + (f"\n{note}" if note else "")
+        text = f"{tex(dims)}\n({rows} × {cols})" + (f"\n{note}" if note else "")
         ax.text(
             center[0],
             y0 - 0.12,

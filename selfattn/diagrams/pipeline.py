@@ -34,6 +34,7 @@ from selfattn.diagrams._draw import (
     _check_int,
     _legend,
     _matrix,
+    tex,
 )
 
 # --- the single-head pipeline ----------------------------------------------
@@ -166,7 +167,7 @@ def qkv_pipeline(
     for key, label, pd, ps in zip("QKV", proj, proj_dims, p_shapes, strict=True):
         start = (box["X"][2], ys["X"])
         end = (box[key][0], ys[key])
-        text = f"{label}\n{pd}\n({ps[0]} × {ps[1]})"
+        text = f"{label}\n{tex(pd)}\n({ps[0]} × {ps[1]})"
         _arrow(ax, start, end, text, where=0.55)
     # 2) scores from Q and K, 3) softmax, 4) weighted sum of the values
     _arrow(ax, (box["Q"][2], ys["Q"]), (box["S"][0], ys["S"]))
@@ -346,9 +347,10 @@ def multi_head_flow(*, T: int = 4, D: int = 8, H: int = 2) -> Figure:
         ax, (xs["out"], 0), shapes["out"], cell, GREY, symbol="out", dims="T × D"
     )
     wo = shapes["W_o"]
-    _arrow(ax, (C[2], 0), (O[0], 0), f"$W^O$\nD × D\n({wo[0]} × {wo[1]})", above=True)
+    label = f"$W^O$\n{tex('D × D')}\n({wo[0]} × {wo[1]})"
+    _arrow(ax, (C[2], 0), (O[0], 0), label, above=True)
     formula = (
-        f"split: head $h$ gets d_k = D/H = {d_k} of the D = {D} columns of "
+        f"split: head $h$ gets $d_k = D/H$ = {d_k} of the $D$ = {D} columns of "
         "$Q, K, V$ (its colour): $q_h, k_h, v_h$\n"
         r"in head $h$: weights $= \mathrm{softmax}(q_h k_h^\top/\sqrt{d_k})$, "
         r"output $=$ weights $\cdot\, v_h$"
