@@ -92,17 +92,17 @@ def chunked_attention(
             s = q_blk @ k_blk.T * scale   # (BH, b_q, b_k), -inf where masked
             m_new = max(m, rowmax(s))     # (BH, b_q, 1)
             p = exp(s - m_new)            # weights, not yet normalised
-            alpha = exp(m - m_new)        # rescales what was summed so far
-            l = l * alpha + rowsum(p)     # (BH, b_q, 1)
-            a = a * alpha + p @ v_blk     # (BH, b_q, d_v)
+            c = exp(m - m_new)            # rescales what was summed so far
+            l = l * c + rowsum(p)         # (BH, b_q, 1)
+            a = a * c + p @ v_blk         # (BH, b_q, d_v)
             m = m_new
         out_blk = a / l                   # (BH, b_q, d_v)
 
-    Multiplying by :math:`\alpha = e^{m - m_{new}}` re-expresses the old sums
+    Multiplying by :math:`c = e^{m - m_{new}}` re-expresses the old sums
     relative to the new max, so the result is dense softmax attention (to
     float rounding) for any block sizes. A query that has met no allowed key
     yet has :math:`m = -\infty` and is shifted by 0 instead (``p`` and
-    ``alpha`` are then 0, not NaN); one with no allowed key at all ends with
+    ``c`` are then 0, not NaN); one with no allowed key at all ends with
     ``l = 0`` and gets a zero output. Causal blocks above the diagonal are
     skipped.
 
@@ -190,9 +190,9 @@ def _online_softmax(
             s = _block_scores(q_blk, k_blk, mask, causal, qs, ks)  # (BH, b_q, b_k)
             m_new = torch.maximum(m, s.amax(dim=-1, keepdim=True))  # (BH, b_q, 1)
             p = _exp_minus_(s, m_new)  # (BH, b_q, b_k), in s's storage
-            alpha = _exp_minus(m, m_new)  # (BH, b_q, 1)
-            l = l * alpha + p.sum(dim=-1, keepdim=True)
-            a = a * alpha + p @ v_blk  # (BH, b_q, d_v)
+            c = _exp_minus(m, m_new)  # (BH, b_q, 1): rescales the old sums
+            l = l * c + p.sum(dim=-1, keepdim=True)
+            a = a * c + p @ v_blk  # (BH, b_q, d_v)
             m = m_new
         out[:, qs:qe] = a / torch.where(l > 0, l, 1.0)  # a query with no key: 0
         lse[:, qs:qe] = m + torch.log(l)  # -inf for a query with no key
