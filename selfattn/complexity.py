@@ -73,8 +73,9 @@ def self_attention_madds(n: int, d: int, *, projections: bool = False) -> int:
     Scores :math:`q k^\top`: :math:`n \cdot n \cdot d`; weighted sum of values:
     :math:`n \cdot n \cdot d`. With ``projections=True``, add the four
     :math:`d \times d` projections :math:`W_q, W_k, W_v, W_o` applied to ``n``
-    positions: :math:`4 n d^2` (Vaswani et al., 2017, Table 1 counts only the
-    first part, :math:`O(n^2 d)`).
+    positions: :math:`4 n d^2` (Table 1 of Vaswani et al., 2017, lists only
+    the order of the first part, :math:`O(n^2 d)`; the constant 2 is this
+    count's own).
 
     Args:
         n: sequence length; d: model width; projections: include them.
@@ -112,8 +113,9 @@ def multi_head_madds(n: int, d: int, h: int, *, projections: bool = False) -> in
 def recurrent_madds(n: int, d: int) -> int:
     r"""Multiply-adds of a recurrent layer: :math:`n d^2`.
 
-    One :math:`d \times d` matrix-vector product :math:`W h_{t-1}` per step, as
-    in Table 1; a real cell also multiplies the input (another :math:`n d^2`)
+    One :math:`d \times d` matrix-vector product :math:`W h_{t-1}` per step:
+    the recurrent product alone, :math:`n d^2` (Table 1 gives only the order,
+    :math:`O(n d^2)`); a real cell also multiplies the input (another :math:`n d^2`)
     and an LSTM has four gates: constants that :math:`O(n d^2)` drops.
 
     Args:
