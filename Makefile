@@ -242,14 +242,19 @@ explore: $(STAMP)
 
 # --- mutation testing (not part of make test) ---
 # mutmut mutates the core modules ([tool.mutmut] in pyproject.toml) and runs,
-# for each mutant, the tests that reach the mutated function, one child at a
-# time; then tests/MUTATION.md is rewritten from the results. From scratch
-# (mutants/ removed) so no result of older tests or code is reused. Slow: see
-# the wall time in the report.
+# for each mutant, the tests that reach the mutated function; then
+# tests/MUTATION.md is rewritten from the results. From scratch (mutants/
+# removed) so no result of older tests or code is reused. Slow: see the wall
+# time in the report.
+# MUTATION_CHILDREN mutants at a time (the suite runs torch on one thread, so
+# one child per core; mutmut's timeout is on CPU time, so load cannot turn a
+# slow survivor into a "timeout" kill).
+MUTATION_CHILDREN ?= 2
 mutation: $(STAMP)
 	rm -rf mutants
-	start=$$(date +%s) && $(BIN)/mutmut run --max-children 1 \
-	&& $(BIN)/python tools/mutation_report.py --seconds $$(($$(date +%s) - start))
+	start=$$(date +%s) && $(BIN)/mutmut run --max-children $(MUTATION_CHILDREN) \
+	&& $(BIN)/python tools/mutation_report.py --children $(MUTATION_CHILDREN) \
+	    --seconds $$(($$(date +%s) - start))
 
 format: $(STAMP)
 	$(BIN)/ruff format .

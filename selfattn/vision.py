@@ -273,44 +273,47 @@ def conv2d_as_attention(
     weight: Tensor,
     bias: Tensor | None = None,
     *,
-    alpha: float | None = None,
+    gamma: float | None = None,
 ) -> tuple[Tensor, Tensor]:
     r"""A ``K x K`` convolution computed as multi-head self-attention over pixels.
 
     Cordonnier et al. (2020, Theorem 1 and Lemma 1): with :math:`K^2` heads,
     head :math:`h` attends to the pixel at offset :math:`\Delta_h`
     (:func:`kernel_offsets`), its value projection is the identity and its
-    slice of the output projection is :math:`W_{\text{out}}^{(h)} =
-    W_{:,:,\Delta_h}^\top` (``C_in x C_out``). Then
+    block of the output projection is :math:`W^O_h =
+    (W^{\text{conv}}_{\Delta_h})^\top` (``C_in x C_out``). Then
 
     .. math::
-        \operatorname{MHSA}(X) = \big[\,A^{(1)} X;\ \dots;\ A^{(K^2)} X\,\big]
-        \begin{bmatrix} W^{(1)}_{\text{out}} \\ \vdots \\
-        W^{(K^2)}_{\text{out}} \end{bmatrix} + b
-        = \operatorname{conv2d}(x, W, b,\ \text{padding} = K/2) .
+        \operatorname{MHSA}(X) = \big[\,A'^{\,1} X;\ \dots;\ A'^{\,K^2} X\,\big]
+        \begin{bmatrix} W^O_1 \\ \vdots \\ W^O_{K^2} \end{bmatrix} + b
+        = \operatorname{conv2d}(x, W^{\text{conv}}, b,\ \text{padding} = K/2) .
 
-    * ``alpha=None`` (exact): :math:`A^{(h)}` is the masked softmax of zero
-      scores under :func:`relative_position_mask`, a one-hot row, or a zero
-      row where the offset leaves the image (zero padding).
-    * ``alpha`` a number: the paper's quadratic relative positional scores
-      :math:`s^{(h)}_{qk} = -\alpha \lVert (k - q) - \Delta_h \rVert^2`,
-      a plain softmax over the keys of the image padded with ``K // 2`` rings
-      of zero pixels. As :math:`\alpha \to \infty` each row tends to the
-      one-hot of the exact construction (the error shrinks like
-      :math:`e^{-\alpha}`).
+    * ``gamma=None`` (exact): head :math:`h`'s weights :math:`A'^{\,h}` are
+      the masked softmax of zero scores under :func:`relative_position_mask`,
+      a one-hot row, or a zero row where the offset leaves the image (zero
+      padding).
+    * ``gamma`` a number :math:`\gamma`: the paper's quadratic relative
+      positional scores :math:`\alpha^h_{i,j} = -\gamma \lVert
+      (\mathrm{pos}(j) - \mathrm{pos}(i)) - \Delta_h \rVert^2` (the paper
+      writes :math:`\alpha` for the sharpness), a plain softmax over the keys
+      of the image padded with ``K // 2`` rings of zero pixels. As
+      :math:`\gamma \to \infty` each row tends to the one-hot of the exact
+      construction (the error shrinks like :math:`e^{-\gamma}`).
 
     Args:
-        x: images ``(B, C_in, H, W)``.
-        weight: the kernel ``(C_out, C_in, K, K)``, ``K`` odd.
+        x: images ``(B, C_in, H_img, W_img)``.
+        weight: the kernel :math:`W^{\text{conv}}` ``(C_out, C_in, K, K)``,
+            ``K`` odd.
         bias: ``(C_out,)`` or None.
-        alpha: None for the exact (hard) attention, else the softmax sharpness.
+        gamma: None for the exact (hard) attention, else the softmax sharpness.
 
     Returns:
-        ``(out, weights)``: ``out`` ``(B, C_out, H, W)``, equal to
+        ``(out, weights)``: ``out`` ``(B, C_out, H_img, W_img)``, equal to
         ``conv2d(x, weight, bias, padding=K//2)`` (exactly, or up to the
-        softmax error when ``alpha`` is given), and the weights of the
-        ``K^2`` heads ``(K^2, H W, T_k)``, ``T_k = H W`` (exact) or
-        ``(H + 2r)(W + 2r)`` (soft), ``r = K // 2``.
+        softmax error when ``gamma`` is given), and the weights of the
+        ``K^2`` heads ``(K^2, T, T_k)`` with ``T = H_img W_img`` query
+        pixels and ``T_k = T`` (exact) or ``(H_img + 2c)(W_img + 2c)`` keys
+        (soft, ``c = K // 2`` rings of padding).
     """
     B, C_in, H, W = _check_images(x).shape
     check_tensor("weight", weight, min_dim=4)
@@ -321,8 +324,8 @@ def conv2d_as_attention(
             f"got {shape_str(weight)}"
         )
     offsets = kernel_offsets(K)
-    r = K // 2
-    if alpha is None:  # exact: one allowed key per head and query (or none)
+    c = K // 2  # rings of zero padding
+    if gamma is None:  # exact: one allowed key per head and query (or none)
         tokens = x.flatten(2).transpose(1, 2)  # (B, HW, C_in)
         mask = torch.stack(
             [relative_position_mask(H, W, d, device=x.device) for d in offsets]
@@ -330,21 +333,21 @@ def conv2d_as_attention(
         scores = torch.zeros(mask.shape, dtype=x.dtype, device=x.device)
         A = masked_softmax(scores, mask)  # (K^2, HW, HW)
     else:  # soft: quadratic relative scores over the zero-padded image
-        padded = nn.functional.pad(x, (r, r, r, r))  # (B, C_in, H+2r, W+2r)
+        padded = nn.functional.pad(x, (c, c, c, c))  # (B, C_in, H+2c, W+2c)
         tokens = padded.flatten(2).transpose(1, 2)  # (B, T_k, C_in)
         grid = {"device": x.device}
         qy, qx = torch.meshgrid(
             torch.arange(H, **grid), torch.arange(W, **grid), indexing="ij"
         )
         ky, kx = torch.meshgrid(
-            torch.arange(H + 2 * r, **grid) - r,
-            torch.arange(W + 2 * r, **grid) - r,
+            torch.arange(H + 2 * c, **grid) - c,
+            torch.arange(W + 2 * c, **grid) - c,
             indexing="ij",
         )
         dy = ky.flatten()[None, :] - qy.flatten()[:, None]  # (HW, T_k)
         dx = kx.flatten()[None, :] - qx.flatten()[:, None]  # (HW, T_k)
         scores = torch.stack(
-            [-alpha * ((dy - a) ** 2 + (dx - b) ** 2) for a, b in offsets]
+            [-gamma * ((dy - a) ** 2 + (dx - b) ** 2) for a, b in offsets]
         ).to(x.dtype)  # (K^2, HW, T_k)
         A = torch.softmax(scores, dim=-1)
     heads = A[None] @ tokens[:, None]  # (B, K^2, HW, C_in), value proj. = identity

@@ -23,8 +23,10 @@ from selfattn.efficient import (
     orthogonal_random_matrix,
     performer_attention,
 )
+from selfattn.graph import edge_attention, gat_attention
 from selfattn.masks import window_mask
 from selfattn.positional import apply_rotary, sinusoidal_encoding
+from selfattn.scoring import cosine_score, dot_score, scaled_dot_score
 from selfattn.vision import conv2d_as_attention, relative_position_mask
 
 DTYPES = [torch.float16, torch.bfloat16, torch.float32, torch.float64]
@@ -144,3 +146,125 @@ def test_performer_draws_on_the_generators_device_and_moves_the_result():
     a = orthogonal_random_matrix(8, 4, torch.Generator().manual_seed(1))
     b = orthogonal_random_matrix(8, 4, torch.Generator().manual_seed(1), device="cpu")
     assert torch.equal(a, b)
+
+
+def test_performer_draws_the_same_features_in_every_dtype():
+    """A generator in a given state gives one projection (drawn in float32,
+    then cast), so the estimate differs across dtypes by rounding only."""
+    q, k, v = _inputs(torch.float64)
+    out = performer_attention(q, k, v, 16, generator=torch.Generator().manual_seed(3))
+    W = orthogonal_random_matrix(16, D, torch.Generator().manual_seed(3))
+    assert W.dtype == torch.float32
+    torch.testing.assert_close(
+        out, performer_attention(q, k, v, projection=W.double()), rtol=0, atol=0
+    )
+    for dtype in (torch.float16, torch.bfloat16, torch.float32):
+        low = performer_attention(
+            *(t.to(dtype) for t in (q, k, v)),
+            16,
+            generator=torch.Generator().manual_seed(3),
+        )
+        tol = TOL[dtype]
+        torch.testing.assert_close(low.double(), out, rtol=tol, atol=tol)
+
+
+# --- modules, scoring and graph functions: the same matrix ----------------
+# Each is built once in float64 from a seeded generator, then copied and cast
+# (``module.to(dtype)``) with its input, as a user would; the output must keep
+# the dtype and match the float64 output at the dtype's tolerance.
+
+
+def _modules():
+    from selfattn.graph import GAT, GraphAttentionLayer
+    from selfattn.modules import (
+        MultiHeadAttention,
+        SelfAttention,
+        TransformerEncoderBlock,
+    )
+    from selfattn.scoring import AdditiveScore, BilinearScore
+
+    def g(seed):
+        return torch.Generator().manual_seed(seed)
+
+    ring = torch.roll(torch.eye(T, dtype=torch.bool), 1, dims=1)  # (T, T)
+    ring = ring | ring.T | torch.eye(T, dtype=torch.bool)
+    return {
+        "SelfAttention": (SelfAttention(D, 4, generator=g(0)), lambda m, x: m(x)),
+        "MultiHeadAttention (causal)": (
+            MultiHeadAttention(D, 2, generator=g(1)),
+            lambda m, x: m(x, causal=True),
+        ),
+        "TransformerEncoderBlock": (
+            TransformerEncoderBlock(D, 2, generator=g(2)),
+            lambda m, x: m(x, window_mask(T, 2, device=x.device)),
+        ),
+        "AdditiveScore": (AdditiveScore(D, D, 5, generator=g(3)), lambda m, x: m(x, x)),
+        "BilinearScore": (BilinearScore(D, D, generator=g(4)), lambda m, x: m(x, x)),
+        "GraphAttentionLayer": (
+            GraphAttentionLayer(D, 3, 2, generator=g(5)),
+            lambda m, x: m(x[0], ring.to(x.device)),
+        ),
+        "GAT": (
+            GAT(D, 3, 2, 2, generator=g(6)),
+            lambda m, x: m(x[0], ring.to(x.device)),
+        ),
+    }
+
+
+MODULES = sorted(_modules())
+
+
+def _module_input(dtype, device="cpu"):
+    g = torch.Generator().manual_seed(7)
+    x = torch.randn(B, T, D, generator=g, dtype=torch.float64)
+    return x.to(device=device, dtype=dtype)
+
+
+@torch.no_grad()
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("name", MODULES)
+def test_every_module_in_every_dtype_matches_float64(name, dtype):
+    module, call = _modules()[name]
+    module = module.double().eval()
+    expected = call(module, _module_input(torch.float64))
+    out = call(module.to(dtype), _module_input(dtype))
+    assert out.dtype == dtype, f"{name} returned {out.dtype} for {dtype} input"
+    assert torch.isfinite(out).all(), f"{name} gave non-finite values in {dtype}"
+    if dtype != torch.float64:
+        tol = TOL[dtype] * max(1.0, float(expected.abs().max()))
+        torch.testing.assert_close(out.double(), expected, rtol=tol, atol=tol)
+
+
+@torch.no_grad()
+@pytest.mark.parametrize("name", MODULES)
+def test_every_module_stays_on_the_input_device(name):
+    module, call = _modules()[name]
+    out = call(module.to("meta").eval(), _module_input(torch.float32, "meta"))
+    assert out.device.type == "meta"
+
+
+SCORING_AND_GRAPH = {
+    "dot_score": lambda q, k, v: dot_score(q, k),
+    "scaled_dot_score": lambda q, k, v: scaled_dot_score(q, k),
+    "cosine_score": lambda q, k, v: cosine_score(q, k),
+    "edge_attention": lambda q, k, v: edge_attention(
+        q, k, v, torch.ones(T, T).triu(1).to(q.device)
+    )[0],
+    "gat_attention": lambda q, k, v: gat_attention(
+        q[0, 0], window_mask(T, 1, device=q.device), k[0, :, :D, :3], v[0, :, 0, :6]
+    )[0],
+}
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("name", sorted(SCORING_AND_GRAPH))
+def test_scoring_and_graph_functions_in_every_dtype(name, dtype):
+    fn = SCORING_AND_GRAPH[name]
+    expected = fn(*_inputs(torch.float64))
+    out = fn(*_inputs(dtype))
+    assert out.dtype == dtype and torch.isfinite(out).all(), (name, out.dtype)
+    if dtype != torch.float64:
+        tol = TOL[dtype] * max(1.0, float(expected.abs().max()))
+        torch.testing.assert_close(out.double(), expected, rtol=tol, atol=tol)
+    meta = fn(*_inputs(torch.float32, device="meta"))
+    assert meta.device.type == "meta"

@@ -114,12 +114,12 @@ MESSAGES = [
         lambda: performer_attention(z(3, 4), z(3, 4), z(3, 4)),
         ValueError,
         "performer_attention needs generator= (to draw a projection) or "
-        "projection= (an (m, d_k) matrix); got neither",
+        "projection= (an (r, d_k) matrix); got neither",
     ),
     (
         lambda: performer_attention(z(3, 4), z(3, 4), z(3, 4), projection=z(5, 3)),
         ValueError,
-        "projection must have shape (m, d_k=4), got (5, 3)",
+        "projection must have shape (r, d_k=4), got (5, 3)",
     ),
     (
         lambda: orthogonal_random_matrix(4, 2, 3),

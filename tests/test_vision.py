@@ -109,17 +109,17 @@ def test_conv_as_attention_float32(gen):
 
 
 def test_soft_attention_tends_to_the_convolution(gen):
-    """Cordonnier's quadratic scores: the error falls towards 0 as alpha grows."""
+    """Cordonnier's quadratic scores: the error falls towards 0 as gamma grows."""
     kw = {"generator": gen, "dtype": torch.float64}
     x, w = torch.randn(1, 2, 5, 6, **kw), torch.randn(3, 2, 3, 3, **kw)
     ref = F.conv2d(x, w, padding=1)
     errors = [
-        (conv2d_as_attention(x, w, alpha=a)[0] - ref).abs().max().item()
+        (conv2d_as_attention(x, w, gamma=a)[0] - ref).abs().max().item()
         for a in (1.0, 3.0, 10.0, 30.0)
     ]
     assert all(e1 > e2 for e1, e2 in zip(errors, errors[1:], strict=False))
     assert errors[-1] < 1e-9
-    _, A = conv2d_as_attention(x, w, alpha=2.0)
+    _, A = conv2d_as_attention(x, w, gamma=2.0)
     assert A.shape == (9, 30, 7 * 8)
     torch.testing.assert_close(A.sum(-1), torch.ones(9, 30, dtype=torch.float64))
 

@@ -2,7 +2,7 @@
 
 Usage (from the repository root, after `mutmut run`; `make mutation` does both):
 
-    .venv/bin/python tools/mutation_report.py [--seconds N]
+    .venv/bin/python tools/mutation_report.py [--seconds N] [--children N]
 
 It reads mutmut's per-file metadata (``mutants/<module>.py.meta``: the exit
 code of the tests for every mutant) and writes one row per core module:
@@ -96,7 +96,7 @@ def _score(c: Counter) -> str:
     return _pct(c["killed"], c["killed"] + c["survived"] + c["no tests"])
 
 
-def render(seconds: float | None, note: str | None = None) -> str:
+def render(seconds: float | None, note: str | None = None, children: int = 1) -> str:
     counts, survivors = collect()
     judged_file = tomllib.loads(EQUIVALENT.read_text()) if EQUIVALENT.exists() else {}
     reasons: dict[str, str] = judged_file.get("equivalent", {})
@@ -109,8 +109,8 @@ def render(seconds: float | None, note: str | None = None) -> str:
         "(not part of `make test`; see CONTRIBUTING.md). Do not edit by hand: the",
         "reasons for equivalent mutants live in `tests/mutation_equivalent.toml`.",
         "",
-        "- command: `make mutation` (`mutmut run --max-children 1`, then "
-        "`python tools/mutation_report.py`)",
+        f"- command: `make mutation` (`mutmut run --max-children {children}`, "
+        "then `python tools/mutation_report.py`)",
         f"- mutmut {version('mutmut')}, torch {version('torch')}, date {today}",
     ]
     if seconds is not None:
@@ -199,8 +199,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, help="wall time of the run")
     parser.add_argument("--note", help="a paragraph to add (e.g. a partial run)")
+    parser.add_argument(
+        "--children", type=int, default=1, help="mutmut's --max-children"
+    )
     args = parser.parse_args()
-    REPORT.write_text(render(args.seconds, args.note))
+    REPORT.write_text(render(args.seconds, args.note, args.children))
     counts, _ = collect()
     for module, c in counts.items():
         print(

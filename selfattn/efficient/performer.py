@@ -21,14 +21,14 @@ from selfattn.efficient.linear import _kernel_attention
 
 
 def orthogonal_random_matrix(
-    m: int,
+    r: int,
     d: int,
     generator: torch.Generator,
     *,
     dtype: torch.dtype = torch.float32,
     device: torch.device | str | None = None,
 ) -> Tensor:
-    r"""``m`` random directions in :math:`\mathbb{R}^d`, orthogonal in blocks of ``d``.
+    r"""``r`` random directions in :math:`\mathbb{R}^d`, orthogonal in blocks of ``d``.
 
     Each block of ``d`` rows is the orthogonal factor of the QR decomposition of
     a Gaussian ``(d, d)`` matrix (signs fixed so it is uniformly distributed);
@@ -37,16 +37,16 @@ def orthogonal_random_matrix(
     (Choromanski et al., 2021).
 
     Args:
-        m: number of rows (random features); d: their dimension.
+        r: number of rows (random features); d: their dimension.
         generator: the source of randomness (explicit, for reproducibility).
             The matrix is drawn on the generator's device and then moved to
             ``device``, so a CPU generator serves inputs on any device.
         dtype, device: of the result (default float32, the generator's device).
 
     Returns:
-        ``(m, d)``.
+        ``(r, d)``.
     """
-    _check_positive_int("m", m)
+    _check_positive_int("r", r)
     _check_positive_int("d", d)
     if not isinstance(generator, torch.Generator):
         raise TypeError(
@@ -57,33 +57,33 @@ def orthogonal_random_matrix(
     work = torch.float32 if dtype in (torch.float16, torch.bfloat16) else dtype
     opts = {"generator": generator, "dtype": work, "device": generator.device}
     blocks = []
-    for _ in range(-(-m // d)):
+    for _ in range(-(-r // d)):
         Q, R = torch.linalg.qr(torch.randn(d, d, **opts))  # (d, d)
         Q = Q * torch.sign(torch.diagonal(R))  # Haar-distributed
         blocks.append(Q.T)  # rows orthonormal
-    W = torch.cat(blocks)[:m]  # (m, d)
-    norms = torch.randn(m, d, **opts).norm(dim=1, keepdim=True)  # (m, 1), chi(d)
+    W = torch.cat(blocks)[:r]  # (r, d)
+    norms = torch.randn(r, d, **opts).norm(dim=1, keepdim=True)  # (r, 1), chi(d)
     return (W * norms).to(device=device, dtype=dtype)
 
 
 def _performer_log_features(x: Tensor, projection: Tensor) -> Tensor:
-    """``log phi(x) = x W^T - |x|^2 / 2 - log(m) / 2``, shape ``(..., T, m)``."""
-    m = projection.shape[0]
+    """``log phi(x) = x W^T - |x|^2 / 2 - log(r) / 2``, shape ``(..., T, r)``."""
+    r = projection.shape[0]
     sq = (x * x).sum(dim=-1, keepdim=True) / 2  # (..., T, 1)
-    return x @ projection.to(x.dtype).T - sq - 0.5 * math.log(m)  # (..., T, m)
+    return x @ projection.to(x.dtype).T - sq - 0.5 * math.log(r)  # (..., T, r)
 
 
 def _check_projection(projection: object, d: int) -> Tensor:
     check_tensor("projection", projection, min_dim=2)
     if projection.dim() != 2 or projection.shape[1] != d:
         raise ValueError(
-            f"projection must have shape (m, d_k={d}), got {shape_str(projection)}"
+            f"projection must have shape (r, d_k={d}), got {shape_str(projection)}"
         )
     return projection
 
 
 def performer_features(x: Tensor, projection: Tensor) -> Tensor:
-    r"""Positive random features: :math:`\phi(x) = \exp(W x - \|x\|^2/2) / \sqrt{m}`.
+    r"""Positive random features: :math:`\phi(x) = \exp(W x - \|x\|^2/2) / \sqrt{r}`.
 
     For rows :math:`w \sim N(0, I_d)`,
     :math:`\mathbb{E}[\phi(x)^\top \phi(y)] = \exp(x^\top y)` and every feature is
@@ -93,10 +93,10 @@ def performer_features(x: Tensor, projection: Tensor) -> Tensor:
 
     Args:
         x: ``(..., T, d)``.
-        projection: ``(m, d)``, e.g. :func:`orthogonal_random_matrix`.
+        projection: ``(r, d)``, e.g. :func:`orthogonal_random_matrix`.
 
     Returns:
-        ``(..., T, m)``, all entries > 0.
+        ``(..., T, r)``, all entries > 0.
     """
     check_tensor("x", x, min_dim=1)
     _check_projection(projection, x.shape[-1])
@@ -129,9 +129,11 @@ def performer_attention(
 
     Args:
         q: ``(..., T_q, d_k)``; k: ``(..., T_k, d_k)``; v: ``(..., T_k, d_v)``.
-        num_features: ``m``, the number of random features, when drawing.
-        generator: draws an :func:`orthogonal_random_matrix` ``(m, d_k)``.
-        projection: or pass the ``(m, d_k)`` matrix yourself (then
+        num_features: ``r``, the number of random features, when drawing.
+        generator: draws an :func:`orthogonal_random_matrix` ``(r, d_k)`` in
+            float32 and casts it to q's dtype, so a generator in a given state
+            gives the same features in every dtype.
+        projection: or pass the ``(r, d_k)`` matrix yourself (then
             ``num_features`` and ``generator`` are ignored).
         causal: sums over :math:`j \le i` only (needs T_q = T_k).
         eps: added to the denominator.
@@ -145,17 +147,19 @@ def performer_attention(
         if generator is None:
             raise ValueError(
                 "performer_attention needs generator= (to draw a projection) or "
-                "projection= (an (m, d_k) matrix); got neither"
+                "projection= (an (r, d_k) matrix); got neither"
             )
+        # drawn in float32 (every device has it), then cast: one generator
+        # gives the same features whatever q's dtype
         projection = orthogonal_random_matrix(
-            num_features, d_k, generator, dtype=q.dtype, device=q.device
-        )
+            num_features, d_k, generator, dtype=torch.float32, device=q.device
+        ).to(q.dtype)
     _check_projection(projection, d_k)
     if causal:
         _check_same_length(q, k, "causal performer_attention")
     c = d_k**-0.25
-    log_q = _performer_log_features(q * c, projection)  # (..., T_q, m)
-    log_k = _performer_log_features(k * c, projection)  # (..., T_k, m)
+    log_q = _performer_log_features(q * c, projection)  # (..., T_q, r)
+    log_k = _performer_log_features(k * c, projection)  # (..., T_k, r)
     log_q = log_q - log_q.detach().amax(dim=-1, keepdim=True)
     log_k = log_k - log_k.detach().amax(dim=(-2, -1), keepdim=True)
     return _kernel_attention(log_q.exp(), log_k.exp(), v, _identity, causal, eps, 128)
