@@ -123,3 +123,26 @@ def test_every_ignored_output_is_asserted(path):
             f"{path.name}: code cell {i} is tagged nbval-ignore-output but neither it "
             "nor the next code cell asserts anything: its output is checked nowhere"
         )
+
+
+# Maths in a figure caption is written as maths ($W_q$, $T \times T$) and
+# code as code (`window_mask`), as in the prose: a bare W_q shows its
+# underscore to the reader, and a bare ℓ in a caption makes the PDF's labels
+# never settle (xelatex with unicode-math: "Label(s) may have changed").
+BARE_MATHS = re.compile(r"[A-Za-z]+_[A-Za-z0-9{]|\^[A-Za-z0-9{]|[×≥≤ℓ√∑∂‖αβγδσφω]")
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_figure_captions_write_maths_as_maths(path):
+    bare = []
+    for i, cell in enumerate(json.loads(path.read_text(encoding="utf-8"))["cells"]):
+        figure = cell.get("metadata", {}).get("mystnb", {}).get("figure", {})
+        caption = figure.get("caption", "")
+        outside = re.sub(r"\$[^$]*\$|`[^`]*`", " ", caption)
+        bare += [(i, m) for m in BARE_MATHS.findall(outside)]
+    assert not bare, f"maths or code outside $...$ / `...` in captions: {bare}"
+
+
+def test_the_caption_check_fires():
+    assert BARE_MATHS.findall("tiles of B_q × B_k and m_i, ℓ_i, W^O")
+    assert not BARE_MATHS.findall(re.sub(r"\$[^$]*\$", " ", "tiles $B_q$, $W^O$"))
