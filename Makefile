@@ -139,6 +139,7 @@ STUDENT_CONFIG := _build/_config.student.yml
 STUDENT_HTML   := _build/student/_build/html/index.html
 student: $(STAMP) $(MATHJAX)
 	@mkdir -p _build
+	rm -rf _build/student  # no page of an older build may survive in it
 	$(BIN)/python tools/prebuilt_config.py --student _config.yml $(STUDENT_CONFIG)
 	$(BIN)/jupyter-book build . --builder html -W -n --keep-going \
 	    --config $(STUDENT_CONFIG) --path-output _build/student \

@@ -33,22 +33,25 @@ Self-attention, executable: the offline bundle
 Read the book
 -------------
 Open html/index.html in a web browser (double-click it). It needs no server
-and no internet: the mathematics, the search and the figures are inside.
+and no internet: the mathematics, the search and the figures are inside.{pdf}
 
 Run the notebooks
 -----------------
-You need Python 3.11 or newer. In this folder:
+You need Python 3.11 or newer, and a package index once, to install the
+pinned packages (the book itself needs nothing). In this folder, on Linux
+first the CPU build of torch, so that pip does not download gigabytes of CUDA
+libraries (skip this step on macOS and Windows):
 
     python3 -m venv .venv
+    .venv/bin/pip install --no-deps "torch=={torch}+cpu" \\
+        --index-url https://download.pytorch.org/whl/cpu
+
+then everything else, the course library from this bundle included:
+
     .venv/bin/pip install -r requirements.lock wheels/{wheel}
     .venv/bin/jupyter lab notebooks/
 
-(On Windows: .venv\\Scripts\\pip and .venv\\Scripts\\jupyter.) pip fetches the
-pinned packages from your package index; on Linux, install the CPU build of
-torch first so that pip does not download CUDA libraries:
-
-    .venv/bin/pip install --no-deps "torch=={torch}+cpu" \\
-        --index-url https://download.pytorch.org/whl/cpu
+(On Windows: .venv\\Scripts\\pip and .venv\\Scripts\\jupyter.)
 
 The notebooks come without outputs: run them top to bottom (Run > Run All
 Cells). Each one checks its own claims as it runs, and takes about a minute.
@@ -80,7 +83,12 @@ def main(html_dir: str, wheel_dir: str, output: str) -> int:
         raise SystemExit(f"expected one selfattn wheel in {wheel_dir}, found {wheels}")
     lock = (ROOT / "requirements.lock").read_text(encoding="utf-8")
     pins = dict(ln.split("==", 1) for ln in lock.splitlines() if "==" in ln)
-    readme = README.format(wheel=wheels[0].name, torch=pins["torch"])
+    pdf = (Path(html_dir) / f"{TOP}.pdf").is_file()
+    readme = README.format(
+        wheel=wheels[0].name,
+        torch=pins["torch"],
+        pdf=f"\nThe PDF edition is html/{TOP}.pdf." if pdf else "",
+    )
     with zipfile.ZipFile(output, "w") as zf:
         add(zf, "README.txt", readme.encode("utf-8"))
         add(zf, "requirements.lock", lock.encode("utf-8"))

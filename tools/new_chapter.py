@@ -11,8 +11,8 @@ It writes
   prerequisites, the install cell (copied from an existing chapter, so it
   follows the repository URL that ``tools/repository.py`` maintains), the
   seed helper, a labelled equation, a by-hand computation checked against
-  ``selfattn``, a glued number, a checked claim, a captioned figure, an
-  exercise with its difficulty and worked solution, a summary and references;
+  ``selfattn``, a glued number, a checked claim, a captioned figure, three
+  exercises (★ to ★★★) with worked solutions, a summary and references;
 - ``book/glossary/_<slug>.md``, the chapter's glossary fragment, with its key
   term, and the line that includes it in ``book/glossary.md``;
 - the chapter's line at the end of the chosen part of ``_toc.yml`` (the last

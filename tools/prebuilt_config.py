@@ -12,7 +12,9 @@ the book's root, where `jupyter-book build .` runs.
 
 With ``--student`` the copy also sets ``student_edition`` (defined by
 ``book/_ext/editions.py``): the student edition (``make student``) keeps
-every exercise and leaves out every worked solution.
+every exercise and leaves out every worked solution. It also ships no page
+source and offers no notebook download or launch button, since the notebooks
+hold the solutions.
 """
 
 from __future__ import annotations
@@ -29,7 +31,22 @@ def main(source: str, target: str, *, student: bool = False) -> int:
     config.setdefault("execute", {})["execute_notebooks"] = "off"
     if student:
         sphinx = config.setdefault("sphinx", {})
-        sphinx.setdefault("config", {})["student_edition"] = True
+        sphinx.setdefault("config", {}).update(
+            student_edition=True,
+            # the page sources are the notebooks, solutions included: no
+            # copy of them in _sources, no link to them
+            html_copy_source=False,
+            html_show_sourcelink=False,
+        )
+        # nor a download of the notebook, nor a launch of it in Binder or
+        # Colab (the repository's notebooks hold the solutions)
+        config.setdefault("html", {})["use_download_button"] = False
+        config["launch_buttons"] = {
+            "binderhub_url": "",
+            "colab_url": "",
+            "jupyterhub_url": "",
+            "thebe": False,
+        }
     here, there = Path(source).resolve().parent, Path(target).resolve().parent
     extensions = config.get("sphinx", {}).get("local_extensions") or {}
     for name, path in extensions.items():

@@ -49,6 +49,8 @@ def test_the_bundle_holds_book_notebooks_wheel_lock_readme(unpacked: Path) -> No
     assert lock == (ROOT / "requirements.lock").read_text(encoding="utf-8")
     readme = (unpacked / "README.txt").read_text(encoding="utf-8")
     assert "html/index.html" in readme and wheels[0].name in readme
+    # on Linux the CPU build of torch must come first, or pip fetches CUDA
+    assert readme.index("+cpu") < readme.index("-r requirements.lock")
 
 
 def test_the_notebooks_come_without_outputs(unpacked: Path) -> None:

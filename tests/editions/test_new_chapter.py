@@ -135,6 +135,22 @@ def test_the_chapter_passes_the_notebook_checks(copy: Path) -> None:
     assert " passed" in checks.stdout and "deselected" in checks.stdout
 
 
+def test_the_chapter_suits_the_student_edition(copy: Path) -> None:
+    """What make student-check asks of every chapter: three exercises or more,
+    each solution with words of its own (so its absence can be proved)."""
+    sys.path.insert(0, str(Path(__file__).parent))
+    import test_student as student
+
+    nb = copy / "notebooks" / f"{SLUG}.ipynb"
+    exercises = student.directives(nb, "exercise")
+    solutions, outside = student.blocks(nb, "solution")
+    assert len(exercises) >= 3 and len(solutions) >= 3
+    rest = " ".join(outside.split())
+    own = [p for b in solutions for p in student.phrases(b) if p not in rest]
+    assert len(own) >= len(solutions), own
+    assert "(Replace.)" in " ".join(exercises)  # marked for the author
+
+
 def test_the_built_chapter_has_the_house_structure(built: Path) -> None:
     page = (built / "notebooks" / f"{SLUG}.html").read_text()
     for expected in (
@@ -143,6 +159,8 @@ def test_the_built_chapter_has_the_house_structure(built: Path) -> None:
         "Prerequisites",
         "Exercise 11.1",  # the last chapter of Part II: after graphs (10.)
         "★ Temperature",
+        "★★ Equal scores",
+        "★★★ One key far ahead",
         "Solution to",
         "Fig. 11.1",
         "Vaswani",

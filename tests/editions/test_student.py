@@ -98,6 +98,25 @@ def test_every_exercise_stays_and_no_solution_is_left(nb: Path) -> None:
     assert not left, f"solution text in the student edition: {left[:3]}"
 
 
+def test_no_notebook_source_download_or_launch_is_offered() -> None:
+    """The notebooks hold the solutions: the edition must not hand them out
+    (a copy in _sources, the download button, Binder or Colab)."""
+    sources = STUDENT / "_sources"
+    shipped = sorted(sources.rglob("*.ipynb")) if sources.exists() else []
+    assert not shipped, f"notebook sources in the student edition: {shipped[:3]}"
+    for nb in NOTEBOOKS:
+        raw = (STUDENT / "notebooks" / f"{nb.stem}.html").read_text(encoding="utf-8")
+        links = re.findall(r'href="([^"]*)"', raw)
+        bad = [
+            u
+            for u in links
+            if u.endswith((".ipynb", ".md"))
+            or "colab.research.google.com" in u
+            or "mybinder.org" in u
+        ]
+        assert not bad, f"{nb.stem}: links that hand out the notebook: {bad[:3]}"
+
+
 def test_the_exercise_list_says_which_edition() -> None:
     raw = (STUDENT / "book" / "exercises.html").read_text(encoding="utf-8")
     assert "student edition" in raw
