@@ -41,6 +41,8 @@ def main(source: str, target: str, *, student: bool = False) -> int:
         # nor a download of the notebook, nor a launch of it in Binder or
         # Colab (the repository's notebooks hold the solutions)
         config.setdefault("html", {})["use_download_button"] = False
+        theme = sphinx["config"].setdefault("html_theme_options", {})
+        theme["use_download_button"] = False  # the option the theme reads
         config["launch_buttons"] = {
             "binderhub_url": "",
             "colab_url": "",

@@ -115,6 +115,7 @@ def test_no_notebook_source_download_or_launch_is_offered() -> None:
             or "mybinder.org" in u
         ]
         assert not bad, f"{nb.stem}: links that hand out the notebook: {bad[:3]}"
+        assert "_sources/" not in raw, f"{nb.stem}: a download button is left"
 
 
 def test_the_exercise_list_says_which_edition() -> None:
