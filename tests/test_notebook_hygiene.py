@@ -146,3 +146,26 @@ def test_figure_captions_write_maths_as_maths(path):
 def test_the_caption_check_fires():
     assert BARE_MATHS.findall("tiles of B_q × B_k and m_i, ℓ_i, W^O")
     assert not BARE_MATHS.findall(re.sub(r"\$[^$]*\$", " ", "tiles $B_q$, $W^O$"))
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_no_cell_ends_on_a_bare_glue_call(path):
+    """glue returns its value, so a cell ending on ``glue(...)`` prints a stray
+    number in the book; assign it (``n = glue(...)``) instead."""
+    bare = []
+    for i, cell in enumerate(_code_cells(_load(path))):
+        lines = [ln for ln in "".join(cell["source"]).splitlines()]
+        code = "\n".join(ln for ln in lines if not ln.lstrip().startswith(("%", "!")))
+        try:
+            body = ast.parse(code).body
+        except SyntaxError:
+            continue
+        last = body[-1] if body else None
+        if (
+            isinstance(last, ast.Expr)
+            and isinstance(last.value, ast.Call)
+            and getattr(last.value.func, "id", "") == "glue"
+            and not code.rstrip().endswith(";")
+        ):
+            bare.append(i)
+    assert not bare, f"code cells {bare} end on a bare glue(...) call"
