@@ -18,6 +18,7 @@ inputs give the same archive.
 from __future__ import annotations
 
 import json
+import re
 import sys
 import zipfile
 from pathlib import Path
@@ -58,13 +59,22 @@ Cells). Each one checks its own claims as it runs, and takes about a minute.
 """
 
 
-def strip_outputs(path: Path) -> bytes:
-    """The notebook with no outputs and no execution counts (cells unchanged)."""
+INSTALL_FROM = re.compile(r'^(\s*url = )"git\+https://[^"]*"', re.M)
+
+
+def strip_outputs(path: Path, wheel: str) -> bytes:
+    """The notebook with no outputs and no execution counts; its install cell
+    installs the bundle's wheel (``../wheels/...``) instead of the repository,
+    so it works offline. Every other cell unchanged."""
     nb = json.loads(path.read_text(encoding="utf-8"))
     for cell in nb["cells"]:
         if cell["cell_type"] == "code":
             cell["outputs"] = []
             cell["execution_count"] = None
+            source = "".join(cell["source"])
+            here = INSTALL_FROM.sub(rf'\1"../wheels/{wheel}"', source)
+            if here != source:
+                cell["source"] = here.splitlines(keepends=True)
     return (json.dumps(nb, indent=1, ensure_ascii=False) + "\n").encode("utf-8")
 
 
@@ -94,7 +104,7 @@ def main(html_dir: str, wheel_dir: str, output: str) -> int:
         add(zf, "requirements.lock", lock.encode("utf-8"))
         add(zf, f"wheels/{wheels[0].name}", wheels[0].read_bytes())
         for nb in sorted((ROOT / "notebooks").glob("*.ipynb")):
-            add(zf, f"notebooks/{nb.name}", strip_outputs(nb))
+            add(zf, f"notebooks/{nb.name}", strip_outputs(nb, wheels[0].name))
         for f in sorted(p for p in html.rglob("*") if p.is_file()):
             if f.name != ".buildinfo":
                 add(zf, f"html/{f.relative_to(html).as_posix()}", f.read_bytes())
