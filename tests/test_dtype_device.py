@@ -5,7 +5,12 @@ and compares with the float64 result at a tolerance fitting the dtype; the
 output keeps the input's dtype. Device propagation is checked on PyTorch's
 ``meta`` device (shapes and dtypes, no values): a function that creates a
 tensor on the CPU while its input lives elsewhere fails there, as it would on
-a GPU or Apple's MPS. (The checks that need values are skipped on ``meta``.)
+a GPU or Apple's MPS, when the two meet in an elementwise operation, ``where``,
+``masked_fill`` or ``cat``. A limit of this check, measured with torch 2.13:
+``meta @ cpu`` and indexing a meta tensor with a CPU mask do not raise, so a
+stray CPU tensor that meets the input only in a matrix product escapes it
+(``test_meta_does_not_catch_a_cpu_matmul_operand`` records this). (The
+checks that need values are skipped on ``meta``.)
 """
 
 from __future__ import annotations
@@ -268,3 +273,12 @@ def test_scoring_and_graph_functions_in_every_dtype(name, dtype):
         torch.testing.assert_close(out.double(), expected, rtol=tol, atol=tol)
     meta = fn(*_inputs(torch.float32, device="meta"))
     assert meta.device.type == "meta"
+
+
+def test_meta_does_not_catch_a_cpu_matmul_operand():
+    """The limit stated at the top: if torch starts to raise here, the device
+    checks above got stronger and this note can go."""
+    m, c = torch.randn(3, 4, device="meta"), torch.randn(3, 4)
+    assert (m @ c.T).device.type == "meta"
+    with pytest.raises(RuntimeError):
+        m + c
