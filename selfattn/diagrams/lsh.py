@@ -41,8 +41,9 @@ def lsh_buckets(
 
     Left: ``n_points`` points near the unit circle coloured by their bucket
     :func:`~selfattn.efficient.angular_lsh` ``(x, n_buckets)`` (argmax of
-    :math:`[xR; -xR]`), with the directions :math:`\pm r_c` (the columns of
-    :math:`R`) drawn in the colour of the bucket they stand for. Right: the
+    :math:`[xR; -xR]`), with the directions :math:`\pm \rho_u` (the columns
+    of :math:`R`, drawn at unit length) in the colour of the bucket they stand
+    for. Right: the
     ``n × n`` pattern of pairs that may attend after sorting the positions by
     bucket: a query attends to the keys of its own bucket, blocks on the
     diagonal (Kitaev et al., 2020, Fig. 2; Reformer also cuts the sorted
@@ -81,7 +82,7 @@ def lsh_buckets(
     t = np.linspace(0, 2 * np.pi, 200)
     ax.plot(np.cos(t), np.sin(t), color=GREY, lw=0.8, ls="--")
     for c in range(n_buckets):
-        # bucket c < b/2 stands for +r_c, bucket c + b/2 for -r_c
+        # bucket c < b/2 stands for +rho_c, bucket c + b/2 for -rho_c
         u = R[:, c % (n_buckets // 2)].numpy() * (1 if c < n_buckets // 2 else -1)
         u = u / np.linalg.norm(u)
         ax.annotate(
@@ -91,7 +92,7 @@ def lsh_buckets(
             arrowprops=dict(arrowstyle="-|>", color=colors[c], lw=1.8),
         )
         sign = "+" if c < n_buckets // 2 else "-"
-        label = f"${sign}r_{{{c % (n_buckets // 2) + 1}}}$"
+        label = f"${sign}\\rho_{{{c % (n_buckets // 2) + 1}}}$"
         ax.text(
             *(1.72 * u), label, ha="center", va="center", size=FONT, color=colors[c]
         )

@@ -83,13 +83,15 @@ def _check_projection(projection: object, d: int) -> Tensor:
 
 
 def performer_features(x: Tensor, projection: Tensor) -> Tensor:
-    r"""Positive random features: :math:`\phi(x) = \exp(W x - \|x\|^2/2) / \sqrt{r}`.
+    r"""Positive random features (Performer, FAVOR+).
 
-    For rows :math:`w \sim N(0, I_d)`,
-    :math:`\mathbb{E}[\phi(x)^\top \phi(y)] = \exp(x^\top y)` and every feature is
-    positive (Choromanski et al., 2021). :func:`performer_attention`
+    .. math:: \varphi(x) = e^{x W^\top - \|x\|^2/2} / \sqrt{r}
+
+    For rows :math:`\omega_l \sim N(0, I_d)` of ``W`` (``projection``),
+    :math:`\mathbb{E}[\varphi(x) \varphi(y)^\top] = e^{x y^\top}` and every
+    feature is positive (Choromanski et al., 2021). :func:`performer_attention`
     first scales ``q`` and ``k`` by :math:`d_k^{-1/4}`, so that the estimate is
-    of :math:`\exp(q^\top k / \sqrt{d_k})`, the softmax kernel.
+    of :math:`e^{q k^\top / \sqrt{d_k}}`, the softmax kernel.
 
     Args:
         x: ``(..., T, d)``.
