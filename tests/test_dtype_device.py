@@ -89,17 +89,24 @@ FUNCTIONS = {
 }
 
 
+def _matches_float64(name, out, expected, dtype, *, relative=False):
+    """``out`` keeps ``dtype``, is finite and equals the float64 ``expected``
+    at the dtype's tolerance (times the output's scale when ``relative``)."""
+    assert out.dtype == dtype, f"{name} returned {out.dtype} for {dtype} input"
+    assert torch.isfinite(out).all(), f"{name} gave non-finite values in {dtype}"
+    if dtype != torch.float64:
+        tol = TOL[dtype]
+        if relative:
+            tol *= max(1.0, float(expected.abs().max()))
+        torch.testing.assert_close(out.double(), expected, rtol=tol, atol=tol)
+
+
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 @pytest.mark.parametrize("name", sorted(FUNCTIONS))
 def test_every_dtype_matches_float64(name, dtype):
     fn = FUNCTIONS[name]
     expected = fn(*_inputs(torch.float64))
-    out = fn(*_inputs(dtype))
-    assert out.dtype == dtype, f"{name} returned {out.dtype} for {dtype} input"
-    assert torch.isfinite(out).all(), f"{name} gave non-finite values in {dtype}"
-    if dtype != torch.float64:
-        tol = TOL[dtype]
-        torch.testing.assert_close(out.double(), expected, rtol=tol, atol=tol)
+    _matches_float64(name, fn(*_inputs(dtype)), expected, dtype)
 
 
 @pytest.mark.parametrize("name", sorted(FUNCTIONS))
@@ -233,11 +240,7 @@ def test_every_module_in_every_dtype_matches_float64(name, dtype):
     module = module.double().eval()
     expected = call(module, _module_input(torch.float64))
     out = call(module.to(dtype), _module_input(dtype))
-    assert out.dtype == dtype, f"{name} returned {out.dtype} for {dtype} input"
-    assert torch.isfinite(out).all(), f"{name} gave non-finite values in {dtype}"
-    if dtype != torch.float64:
-        tol = TOL[dtype] * max(1.0, float(expected.abs().max()))
-        torch.testing.assert_close(out.double(), expected, rtol=tol, atol=tol)
+    _matches_float64(name, out, expected, dtype, relative=True)
 
 
 @torch.no_grad()
@@ -266,11 +269,7 @@ SCORING_AND_GRAPH = {
 def test_scoring_and_graph_functions_in_every_dtype(name, dtype):
     fn = SCORING_AND_GRAPH[name]
     expected = fn(*_inputs(torch.float64))
-    out = fn(*_inputs(dtype))
-    assert out.dtype == dtype and torch.isfinite(out).all(), (name, out.dtype)
-    if dtype != torch.float64:
-        tol = TOL[dtype] * max(1.0, float(expected.abs().max()))
-        torch.testing.assert_close(out.double(), expected, rtol=tol, atol=tol)
+    _matches_float64(name, fn(*_inputs(dtype)), expected, dtype, relative=True)
     meta = fn(*_inputs(torch.float32, device="meta"))
     assert meta.device.type == "meta"
 
