@@ -7,7 +7,7 @@ Usage (from the repository root)::
 
 Measures, for B=1, H=8, d=64, float32 and ``torch.set_num_threads(2)``:
 
-1. the path of selfattn's modules (``selfattn.attention._attend``: the checks,
+1. the path of selfattn's modules (``selfattn.attention.attend``: the checks,
    then PyTorch's fused kernel) vs ``torch.nn.functional.
    scaled_dot_product_attention`` at T = 1024, 4096 (target ratio <= 1.1);
 2. ``selfattn.efficient.chunked_attention`` vs the fused kernel (target <= 2);
@@ -21,8 +21,8 @@ Measures, for B=1, H=8, d=64, float32 and ``torch.set_num_threads(2)``:
    the three gradients (target < 64 MiB).
 
 Timings of two functions are interleaved (a, b, a, b, ...) and medians are
-compared (``selfattn.complexity.median_times``), which resists a shared, noisy
-machine; still, read them as rough.
+compared (:func:`median_times` below), which resists a shared, noisy machine;
+still, read them as rough.
 Writes ``benchmarks/results/bench.json`` and ``benchmarks/results/bench.png``.
 """
 
@@ -32,8 +32,10 @@ import argparse
 import json
 import os
 import platform
+import statistics
 import sys
 import time
+from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
 
@@ -43,12 +45,9 @@ import torch.nn.functional as F
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # run from a checkout without installing
 
-from selfattn.attention import _attend  # noqa: E402  (the modules' fast path)
-from selfattn.complexity import (  # noqa: E402
-    loglog_slope,
-    median_times,
-    peak_memory_bytes,
-)
+from selfattn.attention import attend  # noqa: E402  (the modules' fast path)
+from selfattn.complexity import loglog_slope  # noqa: E402
+from selfattn.lab.measure import peak_memory_bytes  # noqa: E402
 from selfattn.efficient import chunked_attention, linear_attention  # noqa: E402
 
 B, H, D_HEAD = 1, 8, 64
@@ -58,6 +57,28 @@ MiB = 2**20
 def qkv(T: int, seed: int = 0) -> tuple[torch.Tensor, ...]:
     gen = torch.Generator().manual_seed(seed)
     return tuple(torch.randn(B, H, T, D_HEAD, generator=gen) for _ in range(3))
+
+
+def median_times(
+    calls: Sequence[Callable[[], object]], *, repeats: int = 5, warmup: int = 1
+) -> list[float]:
+    """Median wall-clock seconds of several calls that take turns.
+
+    ``warmup`` untimed rounds, then ``repeats`` rounds in which every call runs
+    once, timed with :func:`time.perf_counter`, the calls in turn (a, b, c, a,
+    b, c, ...): a burst of load from another program hits all of them alike,
+    so their ratios are steadier than those of calls timed one after another.
+    """
+    for _ in range(warmup):
+        for call in calls:
+            call()
+    times: list[list[float]] = [[] for _ in calls]
+    for _ in range(repeats):
+        for ts, call in zip(times, calls, strict=True):
+            start = time.perf_counter()
+            call()
+            ts.append(time.perf_counter() - start)
+    return [statistics.median(ts) for ts in times]
 
 
 def paired_times(fns: dict, repeats: int, warmup: int) -> dict[str, float]:
@@ -73,7 +94,7 @@ def bench_ratios(Ts: list[int], repeats: int, warmup: int) -> list[dict]:
         t = paired_times(
             {
                 "torch_fused": partial(F.scaled_dot_product_attention, q, k, v),
-                "selfattn_attend": partial(_attend, q, k, v),
+                "selfattn_attend": partial(attend, q, k, v),
                 "chunked": partial(chunked_attention, q, k, v),
             },
             repeats,

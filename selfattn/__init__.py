@@ -31,10 +31,12 @@ Conventions:
 
 Modules, in teaching order: ``reference`` (numpy oracle, column and row
 conventions), ``scoring``, ``attention``, ``masks``, ``modules``,
-``positional``, ``efficient``, ``complexity``, ``data``, ``graph``,
-``vision``, ``plotting``, ``diagrams`` (structural figures drawn from the
-library), ``training``, ``notebook``, ``seeding``. Submodules load on first
-use: ``selfattn.positional`` works after ``import selfattn``.
+``positional``, ``graph``, ``vision``, ``complexity`` (Table 1's counts),
+``efficient``. The library depends on torch and numpy only. The course's
+bench (figures, diagrams, training, data, seeds, notebook glue, measuring)
+is the subpackage :mod:`selfattn.lab`, which the library never imports; its
+extra dependencies come with ``pip install "selfattn[lab]"``. Submodules load
+on first use: ``selfattn.positional`` works after ``import selfattn``.
 """
 
 from __future__ import annotations
@@ -65,16 +67,11 @@ _SUBMODULES = (
     "masks",
     "modules",
     "positional",
-    "efficient",
-    "complexity",
-    "data",
     "graph",
     "vision",
-    "plotting",
-    "diagrams",
-    "training",
-    "notebook",
-    "seeding",
+    "complexity",
+    "efficient",
+    "lab",
 )
 
 __all__ = [
@@ -93,7 +90,6 @@ __all__ = [
     "scaled_dot_product_attention",
     "scaled_dot_score",
     "window_mask",
-    *_SUBMODULES,
 ]
 
 

@@ -7,8 +7,33 @@ shapes it saw, instead of failing deep inside a matmul or returning NaN.
 
 from __future__ import annotations
 
+import math
+import numbers
+
 import torch
 from torch import Tensor
+
+#: Dtypes that the library computes in float32 and casts back.
+LOW_PRECISION = (torch.float16, torch.bfloat16)
+
+
+def check_int(name: str, n: object, *, minimum: int = 1) -> int:
+    """Return ``n`` if it is an int (not a bool) of at least ``minimum``; else raise.
+
+    ``TypeError`` for a non-integer, ``ValueError`` naming the bound for one
+    that is too small (``minimum=1``: positive; ``minimum=0``: non-negative).
+    """
+    if isinstance(n, bool) or not isinstance(n, numbers.Integral):
+        raise TypeError(f"{name} must be an int, got {type(n).__name__}")
+    if n < minimum:
+        bound = {0: "non-negative", 1: "positive"}.get(minimum, f"at least {minimum}")
+        raise ValueError(f"{name} must be {bound}, got {name}={n}")
+    return int(n)
+
+
+def default_scale(d_k: int, scale: float | None) -> float:
+    """The scale of the scores: ``1 / sqrt(d_k)`` unless ``scale`` is given."""
+    return 1.0 / math.sqrt(d_k) if scale is None else float(scale)
 
 
 def shape_str(x: Tensor) -> str:
@@ -29,8 +54,8 @@ def check_tensor(name: str, x: object, *, min_dim: int = 0) -> Tensor:
     return x
 
 
-def check_finite(name: str, x: Tensor) -> None:
-    """Raise ``ValueError`` if ``x`` holds NaN (infinities are allowed in scores).
+def check_no_nan(name: str, x: Tensor) -> None:
+    """Raise ``ValueError`` if ``x`` holds NaN (infinities are allowed: scores).
 
     A NaN anywhere makes the sum NaN, so the cheap reduction screens the
     tensor and the elementwise test runs only when the sum is NaN (which
@@ -68,7 +93,7 @@ def check_qkv(q: Tensor, k: Tensor, v: Tensor) -> None:
             f"q {shape_str(q)}, k {shape_str(k)}, v {shape_str(v)}"
         )
     for name, x in (("q", q), ("k", k), ("v", v)):
-        check_finite(name, x)
+        check_no_nan(name, x)
 
 
 def check_mask(mask: object, scores_shape: torch.Size, *, name: str = "mask") -> Tensor:

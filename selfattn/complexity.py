@@ -16,24 +16,18 @@ Convolutional               O(k n d^2)            O(1)             O(n/k), O(log
 Self-attention, restricted  O(r n d)              O(1)             O(n/r)
 ==========================  ====================  ===============  ==================
 
-Measuring helpers: :func:`measure` (median wall time, peak bytes allocated by
-PyTorch), :func:`median_times` (median wall times of several calls taking
-turns), :func:`cpu_time` and :func:`cpu_times` (least CPU time of one call, of
-several calls taking turns), :func:`peak_memory_bytes`, and
-:func:`loglog_slope` (the exponent of a power law ``y = c x^p``).
+The same quantities are also *computed* here by walking the graph of what
+one layer reads, as an independent check of the formulas:
+:func:`path_lengths` (a breadth-first search) and :func:`sequential_depth`.
+:func:`loglog_slope` gives the exponent ``p`` of a power law ``y = c x^p``.
+Measured time and memory are the course bench's (:mod:`selfattn.lab.measure`).
 """
 
 from __future__ import annotations
 
-import contextlib
-import json
 import math
-import os
-import statistics
-import sys
-import tempfile
-import time
-from collections.abc import Callable, Iterator, Sequence
+from collections import deque
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -47,14 +41,13 @@ __all__ = [
     "sequential_operations",
     "max_path_length",
     "table1",
-    "measure",
-    "median_times",
-    "cpu_time",
-    "cpu_times",
-    "peak_memory_bytes",
+    "layer_reads",
+    "path_lengths",
+    "sequential_depth",
     "loglog_slope",
 ]
 
+LAYERS = ("convolution", "recurrence", "self-attention")
 KINDS = ("self_attention", "recurrent", "convolutional", "restricted")
 
 
@@ -250,203 +243,120 @@ def table1(
     return out
 
 
-# --- measuring ---------------------------------------------------------------
+# what one layer reads, and the path lengths and depth it implies
 
 
-def peak_memory_bytes(fn: Callable[..., Any], *args: Any) -> int:
-    """Peak bytes of tensor storage allocated on the CPU while ``fn(*args)`` runs.
+def layer_reads(
+    kind: str, T: int, kernel: int = 3
+) -> tuple[list[list[int]], list[list[int]]]:
+    """What output ``i`` of one layer reads: input positions and earlier outputs.
 
-    Runs ``fn`` once under ``torch.profiler.profile(profile_memory=True)`` and
-    reads the allocation events from the profiler's public Chrome-trace export
-    (``export_chrome_trace``): one ``[memory]`` event per allocation
-    (``Bytes > 0``) or free (``Bytes < 0``). Replayed in time order, the peak
-    of their running total is the *extra* memory the call needed: its output
-    included, its inputs (allocated before) not.
+    Convolution: inputs ``|i - j| <= (kernel - 1) / 2``; recurrence: input
+    ``i`` and the previous hidden state ``i - 1``; self-attention: every input.
 
-    Precision: exact, to the byte, for tensor storage on the CPU (every
-    allocation and free of PyTorch's CPU allocator is an event). Not counted:
-    Python objects, memory that a library such as BLAS allocates on its own,
-    and the allocator's caching or the operating system's view (RSS). A
-    tensor allocated before the call and freed during it is not seen
-    (PyTorch warns about it); the figure is then an upper bound.
-
-    Kineto writes a log line to file descriptor 2 when the profiler starts
-    and when it stops; the descriptor points at ``os.devnull`` during those
-    two moments only (never while ``fn`` runs), and ``os.environ`` is left
-    alone.
+    Args:
+        kind: ``"convolution"``, ``"recurrence"`` or ``"self-attention"``.
+        T: sequence length; kernel: the convolution's kernel size (odd).
 
     Returns:
-        The peak in bytes (0 if nothing was allocated).
+        ``(reads, needs)``: ``reads[i]`` the input positions output ``i``
+        reads, ``needs[i]`` the earlier outputs it must wait for.
 
-    Raises:
-        RuntimeError: the trace has no event list (an export format this
-            function does not know: another version of PyTorch).
+    Examples:
+        >>> layer_reads("recurrence", 3)
+        ([[0], [1], [2]], [[], [0], [1]])
     """
-    import torch
-    from torch.profiler import ProfilerActivity, profile
+    if kind not in LAYERS:
+        raise ValueError(f"kind must be one of {LAYERS}, got kind={kind!r}")
+    r = (kernel - 1) // 2
+    if kind == "convolution":
+        reads = [[j for j in range(T) if abs(i - j) <= r] for i in range(T)]
+    elif kind == "recurrence":
+        reads = [[i] for i in range(T)]
+    else:
+        reads = [list(range(T)) for _ in range(T)]
+    needs = [[i - 1] if kind == "recurrence" and i > 0 else [] for i in range(T)]
+    return reads, needs
 
-    prof = profile(activities=[ProfilerActivity.CPU], profile_memory=True)
-    with _quiet_fd2():
-        prof.start()
-    try:
-        fn(*args)
-    finally:
-        with _quiet_fd2():
-            prof.stop()
-    with tempfile.TemporaryDirectory() as tmp:
-        path = os.path.join(tmp, "trace.json")
-        prof.export_chrome_trace(path)
-        with open(path, encoding="utf-8") as f:
-            trace = json.load(f)
-    events = trace.get("traceEvents") if isinstance(trace, dict) else None
-    if not isinstance(events, list):
-        raise RuntimeError(
-            "peak_memory_bytes: the profiler's trace has no event list "
-            f"(torch {torch.__version__}); the course pins the torch it reads"
+
+def sequential_depth(needs: Sequence[Sequence[int]]) -> int:
+    """The longest chain of outputs that must be computed one after another.
+
+    Args:
+        needs: ``needs[i]`` the earlier outputs output ``i`` waits for, as
+            :func:`layer_reads` returns.
+
+    Returns:
+        The number of sequential operations of the layer (0 for no output).
+
+    Examples:
+        >>> sequential_depth(layer_reads("recurrence", 5)[1])
+        5
+        >>> sequential_depth(layer_reads("self-attention", 5)[1])
+        1
+    """
+    depth: list[int] = []
+    for before in needs:  # outputs only need earlier outputs
+        depth.append(1 + max((depth[j] for j in before), default=0))
+    return max(depth, default=0)
+
+
+def path_lengths(T: int, kernel: int = 3) -> dict[str, int]:
+    r"""The maximum path length between two positions, for three kinds of layer.
+
+    One operation moves information from position ``j`` to position ``i``
+    when output ``i`` reads input ``j`` (a convolution with a centred kernel:
+    :math:`|i - j| \le (k - 1)/2`; self-attention: every ``j``) or the hidden
+    state ``j = i - 1`` (a recurrence). A breadth-first search over these
+    moves, one more stacked layer (or recurrent step) per level, gives the
+    fewest operations from each position to each other one; the maximum over
+    the pairs it connects is returned (Vaswani et al., 2017, sec. 4):
+    :math:`\lceil (T - 1) / ((k - 1)/2) \rceil` for the convolution,
+    :math:`T - 1` for the recurrence (information flows forwards only) and
+    :math:`1` for self-attention; 0 for all when ``T = 1``.
+
+    Args:
+        T: sequence length (positive).
+        kernel: convolution kernel size ``k``: odd and at least 3 (a centred
+            kernel; ``k = 1`` never connects two positions).
+
+    Returns:
+        ``{"convolution": ..., "recurrence": ..., "self-attention": ...}``.
+
+    Examples:
+        >>> path_lengths(8)
+        {'convolution': 7, 'recurrence': 7, 'self-attention': 1}
+    """
+    _pos(T=T)
+    _pos(kernel=kernel)
+    if kernel < 3:
+        raise ValueError(f"kernel must be at least 3, got kernel={kernel}")
+    if kernel % 2 == 0:
+        raise ValueError(
+            "kernel must be odd (a kernel centred on each position), "
+            f"got kernel={kernel}"
         )
-    memory = [  # device type 0 = CPU
-        e
-        for e in events
-        if e.get("name") == "[memory]" and e.get("args", {}).get("Device Type") == 0
-    ]
-    memory.sort(key=lambda e: e["ts"])  # stable: ties keep the recorded order
-    running = peak = 0
-    for nbytes in (e["args"]["Bytes"] for e in memory):  # allocation > 0, free < 0
-        running += nbytes
-        peak = max(peak, running)
-    return peak
-
-
-@contextlib.contextmanager
-def _quiet_fd2() -> Iterator[None]:
-    """Point file descriptor 2 (stderr, as C++ code sees it) at ``os.devnull``."""
-    sys.stderr.flush()
-    try:
-        saved = os.dup(2)
-    except OSError:  # no descriptor 2: nothing to silence
-        yield
-        return
-    try:
-        with open(os.devnull, "w") as devnull:
-            os.dup2(devnull.fileno(), 2)
-            yield
-    finally:
-        os.dup2(saved, 2)
-        os.close(saved)
-
-
-def measure(
-    fn: Callable[..., Any],
-    *args: Any,
-    repeats: int = 5,
-    warmup: int = 1,
-    memory: bool = True,
-) -> dict[str, Any]:
-    """Median wall-clock time of ``fn(*args)`` and the peak memory it allocates.
-
-    Time: ``warmup`` untimed calls, then ``repeats`` calls timed with
-    :func:`time.perf_counter`; the median resists a noisy (shared) machine.
-    Memory: one more call under :func:`peak_memory_bytes` (not timed: the
-    profiler slows the call down).
-
-    Returns:
-        ``{"time_s": median, "times_s": [...], "peak_bytes": int | None}``.
-    """
-    _pos(repeats=repeats)
-    _warm_up([lambda: fn(*args)], warmup)
-    times = _timed_runs(fn, args, repeats, time.perf_counter)
-    peak = peak_memory_bytes(fn, *args) if memory else None
-    return {"time_s": statistics.median(times), "times_s": times, "peak_bytes": peak}
-
-
-def median_times(
-    calls: Sequence[Callable[[], Any]], *, repeats: int = 5, warmup: int = 1
-) -> list[float]:
-    """Median wall-clock seconds of several calls that take turns.
-
-    ``warmup`` untimed rounds, then ``repeats`` rounds in which every call
-    runs once, timed with :func:`time.perf_counter`, the calls in turn (a, b,
-    c, a, b, c, ...): a burst of load from another program hits all of them
-    alike, so their ratios are steadier than those of calls timed one after
-    the other. For a single call it is :func:`measure` without the memory.
-
-    Args:
-        calls: functions of no argument, e.g. ``partial(f, x)``.
-        repeats: timed rounds; warmup: untimed rounds before them.
-
-    Returns:
-        The median seconds of each call, in the order of ``calls``.
-    """
-    _pos(repeats=repeats)
-    _warm_up(calls, warmup)
-    times: list[list[float]] = [[] for _ in calls]
-    for _ in range(repeats):
-        for ts, call in zip(times, calls, strict=True):
-            ts += _timed_runs(call, (), 1, time.perf_counter)
-    return [statistics.median(ts) for ts in times]
-
-
-def cpu_time(fn: Callable[..., Any], *args: Any, repeats: int = 5) -> float:
-    """Least CPU seconds of ``fn(*args)`` on the calling thread over a few runs.
-
-    CPU time (:func:`time.thread_time`), unlike wall-clock time, does not count
-    the moments when other programs have the core; interference can only add
-    time, so the smallest of a few runs is the steadiest estimate on a busy
-    machine. One untimed warm-up call comes first. Meant for
-    ``torch.set_num_threads(1)``: work done by other threads is not counted.
-
-    Returns:
-        The minimum over ``repeats`` timed calls, in seconds.
-    """
-    _pos(repeats=repeats)
-    fn(*args)
-    return min(_timed_runs(fn, args, repeats, time.thread_time))
-
-
-def cpu_times(calls: Sequence[Callable[[], Any]], *, rounds: int = 4) -> list[float]:
-    """Least CPU seconds of several calls that take turns, ``rounds`` times.
-
-    In each round every call is timed once by :func:`cpu_time` with
-    ``repeats=1`` (an untimed warm-up call, then a timed one), the calls in
-    turn; each call keeps its least time. Taking turns means a burst of load
-    from another program cannot hit one call alone. Typical use: one function
-    at several sizes, ``cpu_times([partial(f, x) for x in xs])``, then
-    :func:`loglog_slope` of the times against the sizes.
-
-    Args:
-        calls: functions of no argument.
-        rounds: how many times each call is timed.
-
-    Returns:
-        The least CPU seconds of each call, in the order of ``calls``.
-    """
-    _pos(rounds=rounds)
-    best = [math.inf] * len(calls)
-    for _ in range(rounds):
-        for i, call in enumerate(calls):
-            best[i] = min(best[i], cpu_time(call, repeats=1))
-    return best
-
-
-def _warm_up(calls: Sequence[Callable[[], Any]], warmup: int) -> None:
-    """Call every call ``warmup`` times, untimed (caches, lazy initialisation)."""
-    if warmup < 0:
-        raise ValueError(f"warmup must be non-negative, got warmup={warmup}")
-    for _ in range(warmup):
-        for call in calls:
-            call()
-
-
-def _timed_runs(
-    fn: Callable[..., Any], args: tuple, repeats: int, clock: Callable[[], float]
-) -> list[float]:
-    """Seconds of ``repeats`` calls of ``fn(*args)``, each timed with ``clock``."""
-    times = []
-    for _ in range(repeats):
-        start = clock()
-        fn(*args)
-        times.append(clock() - start)
-    return times
+    result = {}
+    for kind in LAYERS:
+        reads, needs = layer_reads(kind, T, kernel)
+        moves = [[] for _ in range(T)]  # moves[j]: positions reached from j
+        for i in range(T):
+            for j in set(reads[i]) | set(needs[i]):
+                if j != i:
+                    moves[j].append(i)
+        longest = 0
+        for a in range(T):  # breadth-first search from every position
+            dist = {a: 0}
+            queue = deque([a])
+            while queue:
+                j = queue.popleft()
+                for i in moves[j]:
+                    if i not in dist:
+                        dist[i] = dist[j] + 1
+                        queue.append(i)
+            longest = max(longest, *dist.values())
+        result[kind] = longest
+    return result
 
 
 def loglog_slope(xs: Sequence[float], ys: Sequence[float]) -> float:

@@ -82,15 +82,15 @@ def graph_mask(adjacency, self_loops: bool = True) -> Tensor:
 
     Args:
         adjacency: ``(N, N)`` array or tensor (non-zero = edge from i to j),
-            or a networkx graph (nodes in ``G.nodes`` order).
+            or a graph object with ``nodes`` and ``edges`` such as a
+            networkx graph (nodes in ``G.nodes`` order; every edge counts, in
+            both directions unless ``G.is_directed()``).
         self_loops: let every node attend to itself as well.
     Returns:
         ``(N, N)`` bool.
     """
     if hasattr(adjacency, "nodes") and hasattr(adjacency, "edges"):
-        import networkx as nx
-
-        adjacency = nx.to_numpy_array(adjacency)
+        adjacency = _graph_to_matrix(adjacency)
     if not torch.is_tensor(adjacency):
         adjacency = np.asarray(adjacency)
     A = torch.as_tensor(adjacency)
@@ -102,6 +102,19 @@ def graph_mask(adjacency, self_loops: bool = True) -> Tensor:
     if self_loops:
         mask = mask | torch.eye(A.shape[0], dtype=torch.bool, device=mask.device)
     return mask
+
+
+def _graph_to_matrix(G) -> np.ndarray:
+    """The ``(N, N)`` 0/1 adjacency of a graph with ``nodes`` and ``edges``."""
+    index = {node: i for i, node in enumerate(G.nodes)}
+    A = np.zeros((len(index), len(index)))
+    directed = bool(getattr(G, "is_directed", lambda: False)())
+    for edge in G.edges:
+        i, j = index[edge[0]], index[edge[1]]
+        A[i, j] = 1.0
+        if not directed:
+            A[j, i] = 1.0
+    return A
 
 
 def from_key_padding_mask(key_padding_mask: Tensor) -> Tensor:

@@ -18,7 +18,7 @@ from torch import Tensor, nn
 
 from selfattn._checks import check_mask, check_tensor, shape_str
 from selfattn._init import kept_global_rng, redraw_parameters
-from selfattn.attention import _attend, scaled_dot_product_attention
+from selfattn.attention import attend, scaled_dot_product_attention
 
 __all__ = ["SelfAttention", "MultiHeadAttention", "TransformerEncoderBlock"]
 
@@ -87,7 +87,7 @@ class SelfAttention(nn.Module):
         ``causal``: query ``i`` attends only keys ``j <= i``.
         """
         q, k, v = self._project(x)
-        return _attend(q, k, v, mask, causal=causal)  # (B, T, d_v)
+        return attend(q, k, v, mask, causal=causal)  # (B, T, d_v)
 
     def attention_weights(
         self, x: Tensor, mask: Tensor | None = None, *, causal: bool = False
@@ -198,7 +198,7 @@ class MultiHeadAttention(nn.Module):
         """
         # 1) project and split into heads, 2) attend, 3) concatenate and W_o
         q, k, v, mask = self._project(query, key, value, mask)  # (B, H, T, d_k)
-        heads = _attend(q, k, v, mask, causal=causal)  # (B, H, T_q, d_k)
+        heads = attend(q, k, v, mask, causal=causal)  # (B, H, T_q, d_k)
         return self._merge(heads)  # (B, T_q, D)
 
     def attention_weights(

@@ -29,7 +29,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
-from selfattn._checks import check_finite, check_tensor, shape_str
+from selfattn._checks import LOW_PRECISION, check_no_nan, check_tensor, shape_str
 
 __all__ = [
     "frequencies",
@@ -40,8 +40,6 @@ __all__ = [
     "LearnedPositionalEmbedding",
     "apply_rotary",
 ]
-
-_LOW_PRECISION = (torch.float16, torch.bfloat16)
 
 
 def _check_dim(dim: int) -> None:
@@ -240,7 +238,7 @@ def apply_rotary(
         A tensor of the shape and dtype of ``x``.
     """
     check_tensor("x", x, min_dim=2)
-    check_finite("x", x)
+    check_no_nan("x", x)
     T, d = x.shape[-2], x.shape[-1]
     if d % 2 != 0:
         raise ValueError(f"x must have an even last dimension d, got {shape_str(x)}")
@@ -252,7 +250,7 @@ def apply_rotary(
             f"positions must end with T={T} entries, got shape {shape_str(positions)} "
             f"for x {shape_str(x)}"
         )
-    work = torch.float32 if x.dtype in _LOW_PRECISION else x.dtype
+    work = torch.float32 if x.dtype in LOW_PRECISION else x.dtype
     # Angles in float64 on the CPU (some devices, e.g. Apple's MPS, have no
     # float64), then moved: (..., T, d/2).
     omega = frequencies(d, base)  # (d/2,)

@@ -18,7 +18,7 @@ import math
 import torch
 from torch import Tensor, nn
 
-from selfattn._checks import check_finite, check_tensor, shape_str
+from selfattn._checks import check_no_nan, check_tensor, shape_str
 from selfattn._init import kept_global_rng, redraw_parameters
 
 __all__ = [
@@ -43,8 +43,8 @@ def _check_qk(q: Tensor, k: Tensor, *, same_width: bool = True) -> None:
             f"q and k must share leading dimensions, got q {shape_str(q)}, "
             f"k {shape_str(k)}"
         )
-    check_finite("q", q)
-    check_finite("k", k)
+    check_no_nan("q", q)
+    check_no_nan("k", k)
 
 
 def dot_score(q: Tensor, k: Tensor) -> Tensor:

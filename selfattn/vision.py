@@ -35,7 +35,6 @@ from selfattn.positional import LearnedPositionalEmbedding
 
 __all__ = [
     "patchify",
-    "unpatchify",
     "ViT",
     "SmallCNN",
     "kernel_offsets",
@@ -77,22 +76,6 @@ def patchify(images: Tensor, patch: int) -> Tensor:
     x = images.reshape(B, C, H // p, p, W // p, p)  # (B, C, H/p, p, W/p, p)
     x = x.permute(0, 2, 4, 1, 3, 5)  # (B, H/p, W/p, C, p, p)
     return x.reshape(B, (H // p) * (W // p), C * p * p)  # (B, N, C p^2)
-
-
-def unpatchify(patches: Tensor, patch: int, height: int, width: int) -> Tensor:
-    """Inverse of :func:`patchify`: ``(B, N, C p^2)`` -> ``(B, C, H, W)``."""
-    check_tensor("patches", patches, min_dim=3)
-    B, N, D = patches.shape
-    p = patch
-    if height % p or width % p or N != (height // p) * (width // p) or D % (p * p):
-        raise ValueError(
-            f"patches {shape_str(patches)} do not tile a {height}x{width} image "
-            f"with patch={p}"
-        )
-    C = D // (p * p)
-    x = patches.reshape(B, height // p, width // p, C, p, p)
-    x = x.permute(0, 3, 1, 4, 2, 5)  # (B, C, H/p, p, W/p, p)
-    return x.reshape(B, C, height, width)
 
 
 class ViT(nn.Module):

@@ -13,13 +13,13 @@ from torch.autograd import gradcheck
 from selfattn import SelfAttention, masked_softmax, relu_weights
 from selfattn import reference as ref
 from selfattn import scaled_dot_product_attention as sdpa
-from selfattn.attention import _attend
+from selfattn.attention import attend
 
 # The two ways to the output: the explicit function (which also returns the
 # weights) and the modules' fast path (PyTorch's fused kernel where it can).
 OUTPUT_PATHS = {
     "explicit": lambda *args, **kw: sdpa(*args, **kw)[0],
-    "fast": _attend,
+    "fast": attend,
 }
 
 
@@ -185,7 +185,7 @@ def test_fast_path_matches_the_explicit_function(
     if mask_kind == "empty_row":
         mask[..., 0, :] = False  # query 0 may attend nothing
     expected, _ = sdpa(q, k, v, mask, causal=causal, scale=scale)
-    out = _attend(q, k, v, mask, causal=causal, scale=scale)
+    out = attend(q, k, v, mask, causal=causal, scale=scale)
     torch.testing.assert_close(out, expected)
 
 
@@ -196,7 +196,7 @@ def test_sdpa_fully_masked_row_gives_zero_not_nan(gen):
     out, w = sdpa(q, k, v, mask)
     assert torch.equal(out[0, 2], torch.zeros(2, dtype=out.dtype))
     assert torch.equal(w[0, 2], torch.zeros(5, dtype=w.dtype))
-    torch.testing.assert_close(_attend(q, k, v, mask), out)  # the modules' path
+    torch.testing.assert_close(attend(q, k, v, mask), out)  # the modules' path
     other = torch.ones(2, 4, dtype=torch.bool)
     other[0, 2] = False
     torch.testing.assert_close(w.sum(-1), other.double())
@@ -228,7 +228,7 @@ def test_gradcheck_sdpa(gen, mask_kind, path):
     mask = None if mask_kind in ("none", "causal") else random_mask(gen, 2, 4, 5)
     if mask_kind == "empty_row":
         mask[1, 0] = False
-    fn = _attend if path == "fast" else sdpa
+    fn = attend if path == "fast" else sdpa
 
     def f(q, k, v):
         return fn(q, k, v, mask, causal=mask_kind == "causal")

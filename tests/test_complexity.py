@@ -1,10 +1,7 @@
 """selfattn.complexity: counts against hand-computed values and PyTorch's FLOP
-counter, power-law slopes, peak memory against known allocations, timing."""
+counter, power-law slopes."""
 
 from __future__ import annotations
-
-import math
-import os
 
 import numpy as np
 import pytest
@@ -14,13 +11,9 @@ from torch.utils.flop_counter import FlopCounterMode
 
 from selfattn.complexity import (
     convolution_madds,
-    cpu_times,
     loglog_slope,
     max_path_length,
-    measure,
-    median_times,
     multi_head_madds,
-    peak_memory_bytes,
     recurrent_madds,
     restricted_self_attention_madds,
     self_attention_madds,
@@ -168,132 +161,3 @@ def test_counts_reject_bad_sizes(bad):
         convolution_madds(4, 4, bad)
     with pytest.raises(TypeError, match="d"):
         recurrent_madds(4, 2.5)
-
-
-def test_peak_memory_counts_allocations():
-    x = torch.zeros(1000, 1000)  # 4 MB, allocated before: not counted
-
-    def two_temporaries(x):
-        y = x + 1  # 4 MB
-        z = y * 2  # 4 MB, both alive: peak 8 MB
-        del y
-        return z.sum()
-
-    peak = peak_memory_bytes(two_temporaries, x)
-    assert peak is not None, "the profiler's trace export has no event list"
-    assert 8_000_000 <= peak < 8_000_000 + 4096
-    assert peak_memory_bytes(lambda x: x.view(-1), x) == 0  # a view is free
-
-
-@pytest.mark.parametrize("shape", [(1024, 1024), (3, 5), (2, 512, 512)])
-def test_peak_memory_of_one_known_allocation(shape):
-    """A float32 tensor of n elements made inside fn: exactly 4 n bytes."""
-    peak = peak_memory_bytes(lambda: torch.empty(shape))
-    assert peak == 4 * math.prod(shape)
-
-
-def test_peak_memory_sees_the_peak_not_the_end():
-    """Allocate 4 MiB, free it, allocate 1 MiB: the peak is 4 MiB, the end 1."""
-
-    def fn():
-        a = torch.ones(1024, 1024)  # 4 MiB
-        del a
-        return torch.ones(256, 1024)  # 1 MiB, kept
-
-    assert peak_memory_bytes(fn) == 4 * 2**20
-
-
-def test_peak_memory_touches_no_environment_and_prints_nothing(capfd):
-    # PyTorch's profiler sets TORCHINDUCTOR_CACHE_DIR itself, once, the first
-    # time it starts (torch 2.13 imports part of inductor): start it once first.
-    peak_memory_bytes(lambda: None)
-    capfd.readouterr()
-    before = dict(os.environ)
-    peak_memory_bytes(lambda: torch.ones(10))
-    assert dict(os.environ) == before
-    out, err = capfd.readouterr()
-    assert out == "" and err == "", (out, err)
-
-
-def test_peak_memory_stops_the_profiler_when_fn_raises():
-    def boom():
-        raise RuntimeError("boom")
-
-    with pytest.raises(RuntimeError, match="boom"):
-        peak_memory_bytes(boom)
-    assert peak_memory_bytes(lambda: torch.empty(4)) == 16  # a new profile runs
-
-
-def test_measure_returns_median_and_peak():
-    calls = []
-
-    def fn(n):
-        calls.append(n)
-        return torch.ones(n)
-
-    res = measure(fn, 1000, repeats=3, warmup=2)
-    assert len(calls) == 2 + 3 + 1  # warm-up, timed, one profiled call for memory
-    assert res["time_s"] == sorted(res["times_s"])[1] and len(res["times_s"]) == 3
-    assert res["peak_bytes"] >= 4000
-    assert measure(fn, 10, repeats=1, warmup=0, memory=False)["peak_bytes"] is None
-    with pytest.raises(ValueError, match="repeats"):
-        measure(fn, 10, repeats=0)
-    assert math.isfinite(res["time_s"])
-
-
-def test_cpu_time_is_the_least_of_the_timed_runs(monkeypatch):
-    import selfattn.complexity as cx
-
-    ticks = iter([0.0, 0.5, 1.0, 1.2, 2.0, 2.9])  # three runs: 0.5, 0.2, 0.9
-    monkeypatch.setattr(cx.time, "thread_time", lambda: next(ticks))
-    calls = []
-    assert cx.cpu_time(lambda x: calls.append(x), 7, repeats=3) == pytest.approx(0.2)
-    assert calls == [7, 7, 7, 7]  # one warm-up call, then three timed
-
-
-def test_cpu_times_take_turns_and_keep_the_least(monkeypatch):
-    import selfattn.complexity as cx
-
-    seen = []  # (call, repeats) in the order cpu_time is asked
-    fake = {"a": iter([0.5, 0.2, 0.4]), "b": iter([0.1, 0.3, 0.05])}
-
-    def fake_cpu_time(fn, repeats):
-        name = fn()
-        seen.append((name, repeats))
-        return next(fake[name])
-
-    monkeypatch.setattr(cx, "cpu_time", fake_cpu_time)
-    calls = [lambda: "a", lambda: "b"]
-    assert cpu_times(calls, rounds=3) == [0.2, 0.05]
-    assert seen == [("a", 1), ("b", 1)] * 3  # a, b, a, b, a, b
-    with pytest.raises(ValueError, match="rounds"):
-        cpu_times(calls, rounds=0)
-
-
-def test_cpu_times_of_real_calls():
-    times = cpu_times([lambda: sum(range(10)), lambda: sum(range(100_000))], rounds=2)
-    assert len(times) == 2 and all(t >= 0 for t in times)
-    assert times[0] < times[1]
-
-
-def test_median_times_take_turns(monkeypatch):
-    import selfattn.complexity as cx
-
-    ticks = iter([0.0, 1.0, 1.0, 1.5, 2.0, 5.0, 5.0, 5.25, 6.0, 8.0, 8.0, 8.75])
-    monkeypatch.setattr(cx.time, "perf_counter", lambda: next(ticks))
-    order = []
-    calls = [lambda: order.append("a"), lambda: order.append("b")]
-    # a: 1.0, 3.0, 2.0 -> median 2.0; b: 0.5, 0.25, 0.75 -> median 0.5
-    assert median_times(calls, repeats=3, warmup=1) == [2.0, 0.5]
-    assert order == ["a", "b"] * 4  # one warm-up round, then three timed
-    with pytest.raises(ValueError, match="warmup"):
-        median_times(calls, warmup=-1)
-    with pytest.raises(ValueError, match="repeats"):
-        median_times(calls, repeats=0)
-
-
-def test_cpu_time_rejects_a_non_positive_repeat_count():
-    import selfattn.complexity as cx
-
-    with pytest.raises(ValueError, match="repeats"):
-        cx.cpu_time(lambda: None, repeats=0)

@@ -1,4 +1,4 @@
-"""selfattn.data: generated corpora and bundled data sets, checked by rule."""
+"""selfattn.lab.data: generated corpora and bundled data sets, checked by rule."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 import torch
 from sklearn.datasets import load_digits
 
-from selfattn.data import (
+from selfattn.lab.data import (
     AMBIGUOUS,
     PAD_TAG,
     digits,

@@ -1,4 +1,4 @@
-"""selfattn.diagrams (Agg backend): what is drawn equals what the library computes."""
+"""selfattn.lab.diagrams (Agg backend): what is drawn equals what the library computes."""
 
 from __future__ import annotations
 
@@ -16,8 +16,8 @@ import torch  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.text import Text  # noqa: E402
 
-from selfattn import diagrams  # noqa: E402
-from selfattn.efficient import exact  # noqa: E402
+from selfattn import complexity  # noqa: E402
+from selfattn.lab import diagrams  # noqa: E402
 from selfattn.masks import window_mask  # noqa: E402
 
 DRAWINGS = {
@@ -236,7 +236,7 @@ def stacked_path_lengths(T: int, kernel: int) -> dict[str, int]:
 @pytest.mark.parametrize("T", [1, 2, 3, 5, 8, 9])
 @pytest.mark.parametrize("kernel", [3, 5, 7])
 def test_path_lengths_match_stacked_layers(T, kernel):
-    got = diagrams.path_lengths(T, kernel)
+    got = complexity.path_lengths(T, kernel)
     assert got == stacked_path_lengths(T, kernel)
     if T > 1:  # Vaswani et al. (2017), Table 1: O(n/k), O(n), O(1)
         assert got["convolution"] == math.ceil((T - 1) / ((kernel - 1) // 2))
@@ -249,7 +249,7 @@ def test_path_lengths_match_stacked_layers(T, kernel):
 )
 def test_path_lengths_bad_arguments(args, name):
     with pytest.raises(ValueError, match=name):
-        diagrams.path_lengths(*args)
+        complexity.path_lengths(*args)
 
 
 def n_edges(ax) -> int:
@@ -265,7 +265,7 @@ def test_connectivity_draws_the_edges_and_prints_the_computed_numbers():
     assert n_edges(conv) == band
     assert n_edges(attn) == T * T
     assert n_edges(rnn) == T and len(rnn.patches) == T - 1  # x_t -> h_t, h chain
-    paths = diagrams.path_lengths(T, kernel)
+    paths = complexity.path_lengths(T, kernel)
     assert paths == {"convolution": 3, "recurrence": 5, "self-attention": 1}
     for ax, kind, steps in ((conv, "convolution", 1), (rnn, "recurrence", T),
                             (attn, "self-attention", 1)):  # fmt: skip
@@ -318,11 +318,38 @@ def test_tiling_draws_the_tiles_of_chunked_attention(T_q, T_k, B_q, B_k):
         for ks in range(0, T_k, B_k)  # key blocks inside, as the loop visits them
     ]
     assert drawn == expected
-    shown(fig, f"query_chunk_size={B_q}, chunk_size={B_k}")
+    shown(fig, f"B_q={B_q}, B_k={B_k}")
     n_key_tiles = math.ceil(T_k / B_k)
     numbers = {t for t in texts(fig.axes[0]) if t.isdigit() and len(t) <= 2}
     assert {str(n) for n in range(1, n_key_tiles + 1)} <= numbers
-    assert exact._block_scores.__name__ == "_block_scores"  # the library restored
+
+
+def test_forward_backward_and_figure_walk_the_same_tiles(monkeypatch):
+    """One iterator for all three: record what the passes of chunked_attention
+    visit (forward, then FlashAttention's backward) and compare with the figure."""
+    from selfattn.efficient import _blocks, chunked_attention
+
+    T_q, T_k, B_q, B_k = 7, 9, 3, 4
+    seen, original = [], _blocks.tiles
+
+    def recording(*args, **kwargs):
+        walked = list(original(*args, **kwargs))
+        seen.append([(qs, ks) for (qs, _), keys in walked for ks, _ in keys])
+        return iter(walked)
+
+    monkeypatch.setattr(_blocks, "tiles", recording)
+    q, k, v = (torch.randn(1, n, 2, requires_grad=True) for n in (T_q, T_k, T_k))
+    chunked_attention(q, k, v, B_q=B_q, B_k=B_k).sum().backward()
+    fig = diagrams.online_softmax_tiling(T_q=T_q, T_k=T_k, B_q=B_q, B_k=B_k)
+    drawn = [
+        (int(p.get_y()), int(p.get_x()))
+        for p in fig.axes[0].patches
+        if p.get_gid() == "tile"
+    ]
+    assert len(seen) == 2 and seen[0] == seen[1] == drawn  # forward, backward
+    from selfattn.lab.diagrams import tiling
+
+    assert tiling.tiles is original  # and the figure calls the same iterator
 
 
 def test_tiling_annotates_the_running_statistics():
@@ -349,13 +376,6 @@ def test_tiling_bad_arguments(kwargs, name):
 
 def seeded(seed: int = 0) -> torch.Generator:
     return torch.Generator().manual_seed(seed)
-
-
-def test_angular_lsh_is_the_one_of_selfattn_efficient():
-    """Re-exported for the notebooks; tested in tests/test_efficient_lsh.py."""
-    from selfattn.efficient import angular_lsh
-
-    assert diagrams.angular_lsh is angular_lsh
 
 
 def test_lsh_buckets_draws_blocks_on_the_diagonal():
@@ -390,7 +410,7 @@ def test_lsh_buckets_bad_arguments(kwargs, name):
 
 
 def test_memory_hierarchy_quotes_dao_et_al():
-    levels = diagrams.MEMORY_HIERARCHY
+    levels = diagrams.memory.MEMORY_HIERARCHY
     assert [lv.name for lv in levels] == ["GPU SRAM", "GPU HBM", "CPU DRAM"]
     assert [lv.bandwidth_text for lv in levels] == ["19 TB/s", "1.5 TB/s", "12.8 GB/s"]
     assert [lv.size_text for lv in levels] == ["20 MB", "40 GB", "> 1 TB"]

@@ -19,7 +19,7 @@ import pytest
 import torch
 
 from selfattn import masked_softmax, scaled_dot_product_attention
-from selfattn.attention import _attend
+from selfattn.attention import attend
 from selfattn.efficient import (
     chunked_attention,
     linear_attention,
@@ -65,7 +65,7 @@ FUNCTIONS = {
     "sdpa_weights": lambda q, k, v: scaled_dot_product_attention(q, k, v, causal=True)[
         1
     ],
-    "_attend (the modules' path)": lambda q, k, v: _attend(
+    "attend (the modules' path)": lambda q, k, v: attend(
         q, k, v, window_mask(T, 2, device=q.device)
     ),
     "masked_softmax": lambda q, k, v: masked_softmax(
@@ -73,7 +73,7 @@ FUNCTIONS = {
     ),
     "local_attention": lambda q, k, v: local_attention(q, k, v, 3),
     "chunked_attention": lambda q, k, v: chunked_attention(
-        q, k, v, causal=True, chunk_size=5, query_chunk_size=7
+        q, k, v, causal=True, B_k=5, B_q=7
     ),
     "linear_attention": lambda q, k, v: linear_attention(q, k, v, causal=True),
     "performer_attention": lambda q, k, v: performer_attention(

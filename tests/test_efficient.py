@@ -19,13 +19,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from selfattn import (
-    MultiHeadAttention,
     causal_mask,
-    scaled_dot_product_attention,
     window_mask,
 )
 from selfattn.efficient import (
-    LinformerSelfAttention,
     chunked_attention,
     elu_feature_map,
     linear_attention,
@@ -68,7 +65,7 @@ def test_local_equals_window_masked_dense(gen, radius, causal, T):
     q, k, v = _qkv(gen, 2, 3, T_q=T, d_k=8, d_v=5)
     mask = window_mask(T, radius, causal=causal)
     expected = _dense(q, k, v, mask)  # not PyTorch's kernel, which local uses
-    torch.testing.assert_close(local_attention(q, k, v, radius, causal), expected)
+    torch.testing.assert_close(local_attention(q, k, v, radius, causal=causal), expected)
 
 
 def test_local_float32_and_no_batch(gen):
@@ -95,15 +92,15 @@ def test_local_bad_input(gen):
 @given(
     T_q=st.integers(1, 40),
     T_k=st.integers(1, 40),
-    chunk_size=st.integers(1, 48),
-    query_chunk_size=st.integers(1, 48),
+    B_k=st.integers(1, 48),
+    B_q=st.integers(1, 48),
     causal=st.booleans(),
     density=st.sampled_from([None, 0.0, 0.1, 0.5, 1.0]),
     mask_shape=st.sampled_from(["full", "row", "col"]),
     seed=st.integers(0, 2**16),
 )
 def test_chunked_equals_dense(
-    T_q, T_k, chunk_size, query_chunk_size, causal, density, mask_shape, seed
+    T_q, T_k, B_k, B_q, causal, density, mask_shape, seed
 ):
     gen = torch.Generator().manual_seed(seed)
     q, k, v = _qkv(gen, 2, 3, T_q=T_q, T_k=T_k, d_k=4, d_v=3)
@@ -122,22 +119,22 @@ def test_chunked_equals_dense(
         v,
         mask,
         causal=causal,
-        chunk_size=chunk_size,
-        query_chunk_size=query_chunk_size,
+        B_k=B_k,
+        B_q=B_q,
     )
     assert not out.isnan().any()
     torch.testing.assert_close(out, expected)
 
 
-@pytest.mark.parametrize("chunk_size", [1, 5, 16, 128])
-@pytest.mark.parametrize("query_chunk_size", [1, 4, 512])
-def test_chunked_fully_masked_rows_are_zero(gen, chunk_size, query_chunk_size):
+@pytest.mark.parametrize("B_k", [1, 5, 16, 128])
+@pytest.mark.parametrize("B_q", [1, 4, 512])
+def test_chunked_fully_masked_rows_are_zero(gen, B_k, B_q):
     q, k, v = _qkv(gen, 2, T_q=12, T_k=9)
     mask = torch.ones(2, 12, 9, dtype=torch.bool)
     mask[0, 3] = False  # query 3 of batch 0 sees nothing
     mask[1, :, :] = False  # batch 1 sees nothing at all
     out = chunked_attention(
-        q, k, v, mask, chunk_size=chunk_size, query_chunk_size=query_chunk_size
+        q, k, v, mask, B_k=B_k, B_q=B_q
     )
     assert not out.isnan().any()
     assert (out[0, 3] == 0).all() and (out[1] == 0).all()
@@ -150,14 +147,14 @@ def test_chunked_matches_torch_fused_with_scale(gen, dtype):
     for causal in (False, True):
         expected = F.scaled_dot_product_attention(q, k, v, is_causal=causal, scale=0.3)
         out = chunked_attention(
-            q, k, v, causal=causal, chunk_size=64, query_chunk_size=96, scale=0.3
+            q, k, v, causal=causal, B_k=64, B_q=96, scale=0.3
         )
         torch.testing.assert_close(out, expected)
 
 
 def test_chunked_bfloat16_close_to_float32(gen):
     q, k, v = _qkv(gen, 2, T_q=50, dtype=torch.float32)
-    out = chunked_attention(q.bfloat16(), k.bfloat16(), v.bfloat16(), chunk_size=16)
+    out = chunked_attention(q.bfloat16(), k.bfloat16(), v.bfloat16(), B_k=16)
     assert out.dtype == torch.bfloat16
     torch.testing.assert_close(out.float(), _dense(q, k, v), atol=3e-2, rtol=3e-2)
 
@@ -168,13 +165,13 @@ def test_chunked_gradcheck(gen):
     mask[0, 2] = False  # a fully masked row: zero output, zero gradient
     assert torch.autograd.gradcheck(
         lambda q, k, v: chunked_attention(
-            q, k, v, mask, chunk_size=4, query_chunk_size=3
+            q, k, v, mask, B_k=4, B_q=3
         ),
         (q, k, v),
     )
     assert torch.autograd.gradcheck(
         lambda q, k, v: chunked_attention(
-            q, k, v, causal=True, chunk_size=3, query_chunk_size=2
+            q, k, v, causal=True, B_k=3, B_q=2
         ),
         (q, k, v),
     )
@@ -183,12 +180,12 @@ def test_chunked_gradcheck(gen):
 def test_chunked_bad_input(gen):
     q, k, v = _qkv(gen, 2, T_q=10)
     for bad in (0, -3):
-        with pytest.raises(ValueError, match="chunk_size"):
-            chunked_attention(q, k, v, chunk_size=bad)
-    with pytest.raises(TypeError, match="chunk_size"):
-        chunked_attention(q, k, v, chunk_size=2.0)
-    with pytest.raises(ValueError, match="query_chunk_size"):
-        chunked_attention(q, k, v, query_chunk_size=0)
+        with pytest.raises(ValueError, match="B_k"):
+            chunked_attention(q, k, v, B_k=bad)
+    with pytest.raises(TypeError, match="B_k"):
+        chunked_attention(q, k, v, B_k=2.0)
+    with pytest.raises(ValueError, match="B_q"):
+        chunked_attention(q, k, v, B_q=0)
     with pytest.raises(ValueError, match="d_k"):
         chunked_attention(q, k[..., :3], v)
     with pytest.raises(ValueError, match="T_k"):
@@ -244,7 +241,7 @@ def test_linear_gradcheck(gen):
     q, k, v = (t.requires_grad_() for t in _qkv(gen, 2, T_q=9, d_k=3))
     for causal in (False, True):
         assert torch.autograd.gradcheck(
-            lambda q, k, v, c=causal: linear_attention(q, k, v, c, chunk_size=4),
+            lambda q, k, v, c=causal: linear_attention(q, k, v, causal=c, chunk_size=4),
             (q, k, v),
         )
 
@@ -372,69 +369,3 @@ def test_linformer_projects_keys_and_values(gen):
         linformer_attention(q, k, v, E, Fp[:3])
 
 
-def test_linformer_module_identity_matches_multi_head(gen):
-    T, D, H = 6, 8, 2  # any initial weights will do: they are copied below
-    lin = LinformerSelfAttention(D, seq_len=T, k_proj=T, num_heads=H, generator=gen)
-    with torch.no_grad():
-        lin.E.copy_(torch.eye(T))
-        lin.F.copy_(torch.eye(T))
-    mha = MultiHeadAttention(D, H)
-    mha.load_state_dict({n: p for n, p in lin.state_dict().items() if n[0] == "W"})
-    x = torch.randn(3, T, D, generator=gen)
-    torch.testing.assert_close(lin(x), mha(x))
-    assert lin(x[:, :4]).shape == (3, 4, D)  # shorter sequences are fine
-    with pytest.raises(ValueError, match="x"):
-        lin(torch.zeros(3, T + 1, D))
-    with pytest.raises(ValueError, match="num_heads"):
-        LinformerSelfAttention(D, T, 3, num_heads=3)
-
-
-def test_linformer_module_builds_on_multi_head_attention(gen):
-    """The projections and head split are MultiHeadAttention's; forward and
-    attention_weights against the explicit function on the module's own
-    projections, with E k and F v written out here."""
-    T, D, H, k_proj = 7, 8, 2, 3
-    lin = LinformerSelfAttention(
-        D, seq_len=9, k_proj=k_proj, num_heads=H, generator=gen
-    )
-    lin = lin.double()
-    assert isinstance(lin, MultiHeadAttention)
-    x = torch.randn(2, T, D, generator=gen, dtype=torch.float64)
-
-    def heads(t):
-        return t.view(2, T, H, D // H).transpose(1, 2)  # (B, H, T, d_k)
-
-    q, k, v = heads(lin.W_q(x)), heads(lin.W_k(x)), heads(lin.W_v(x))
-    E, F_ = lin.E[:, :T], lin.F[:, :T]
-    k_c = torch.einsum("pt,bhtd->bhpd", E, k)  # (B, H, k_proj, d_k)
-    v_c = torch.einsum("pt,bhtd->bhpd", F_, v)
-    out, w = scaled_dot_product_attention(q, k_c, v_c)
-    expected = lin.W_o(out.transpose(1, 2).reshape(2, T, D))
-    torch.testing.assert_close(lin(x), expected)
-    weights = lin.attention_weights(x)
-    torch.testing.assert_close(weights, w)
-    assert weights.shape == (2, H, T, k_proj)
-    torch.testing.assert_close(weights.sum(-1), torch.ones(2, H, T, dtype=w.dtype))
-
-
-def test_linformer_generator_draws_every_weight():
-    def make(seed):
-        g = torch.Generator().manual_seed(seed)
-        return LinformerSelfAttention(8, 6, 3, num_heads=2, generator=g)
-
-    torch.manual_seed(1)
-    a = make(0).state_dict()
-    torch.manual_seed(2)
-    b = make(0).state_dict()
-    assert all(torch.equal(a[n], b[n]) for n in a)
-    c = make(1).state_dict()
-    assert all(not torch.equal(a[n], c[n]) for n in a)
-
-
-def test_linformer_has_no_from_torch():
-    from torch import nn
-
-    from selfattn.efficient import LinformerSelfAttention
-
-    with pytest.raises(NotImplementedError, match="no E, F projections"):
-        LinformerSelfAttention.from_torch(nn.MultiheadAttention(8, 2))

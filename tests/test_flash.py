@@ -16,8 +16,8 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from selfattn.complexity import peak_memory_bytes
 from selfattn.efficient import chunked_attention
+from selfattn.lab.measure import peak_memory_bytes
 
 MiB = 2**20
 
@@ -57,10 +57,10 @@ def _grads(out, inputs, dout):
 
 def test_training_goes_through_flash_attention(gen):
     q, k, v = _qkv(gen, 2, T_q=5)
-    out = chunked_attention(q, k, v, chunk_size=2)
+    out = chunked_attention(q, k, v, B_k=2)
     assert "FlashAttention" in type(out.grad_fn).__name__
     with torch.no_grad():
-        plain = chunked_attention(q, k, v, chunk_size=2)
+        plain = chunked_attention(q, k, v, B_k=2)
     assert plain.grad_fn is None
     assert torch.equal(out, plain)  # one forward loop for both
 
@@ -100,7 +100,7 @@ def test_gradcheck(gen, name):
 
     def f(q, k, v):
         return chunked_attention(
-            q, k, v, mask, causal=causal, query_chunk_size=b_q, chunk_size=b_k
+            q, k, v, mask, causal=causal, B_q=b_q, B_k=b_k
         )
 
     assert torch.autograd.gradcheck(f, (q, k, v))
@@ -110,7 +110,7 @@ def test_gradcheck_with_scale(gen):
     q, k, v = _qkv(gen, 2, T_q=6, T_k=7)
     assert torch.autograd.gradcheck(
         lambda q, k, v: chunked_attention(
-            q, k, v, scale=0.7, chunk_size=3, query_chunk_size=4
+            q, k, v, scale=0.7, B_k=3, B_q=4
         ),
         (q, k, v),
     )
@@ -121,7 +121,7 @@ def test_fully_masked_rows_have_zero_gradient(gen):
     mask = torch.ones(2, 6, 5, dtype=torch.bool)
     mask[0, 1] = False  # one query sees nothing
     mask[1] = False  # batch 1 sees nothing at all
-    out = chunked_attention(q, k, v, mask, chunk_size=2, query_chunk_size=4)
+    out = chunked_attention(q, k, v, mask, B_k=2, B_q=4)
     dq, dk, dv = _grads(out, (q, k, v), torch.ones_like(out))
     for grad in (dq, dk, dv):
         assert torch.isfinite(grad).all()
@@ -133,14 +133,14 @@ def test_fully_masked_rows_have_zero_gradient(gen):
 @given(
     T_q=st.integers(1, 24),
     T_k=st.integers(1, 24),
-    chunk_size=st.integers(1, 30),
-    query_chunk_size=st.integers(1, 30),
+    B_k=st.integers(1, 30),
+    B_q=st.integers(1, 30),
     causal=st.booleans(),
     density=st.sampled_from([None, 0.0, 0.2, 0.7]),
     seed=st.integers(0, 2**16),
 )
 def test_gradients_equal_dense(
-    T_q, T_k, chunk_size, query_chunk_size, causal, density, seed
+    T_q, T_k, B_k, B_q, causal, density, seed
 ):
     gen = torch.Generator().manual_seed(seed)
     q, k, v = _qkv(gen, 2, 2, T_q=T_q, T_k=T_k)
@@ -152,8 +152,8 @@ def test_gradients_equal_dense(
         v,
         mask,
         causal=causal,
-        chunk_size=chunk_size,
-        query_chunk_size=query_chunk_size,
+        B_k=B_k,
+        B_q=B_q,
     )
     expected = _dense(q, k, v, mask, causal)
     torch.testing.assert_close(out, expected)
@@ -171,8 +171,8 @@ def test_gradients_equal_dense(
     [
         (False, False, {}),  # the default 512 x 128 blocks
         (False, True, {}),
-        (True, False, {"query_chunk_size": 96, "chunk_size": 64}),
-        (True, True, {"query_chunk_size": 100, "chunk_size": 37}),
+        (True, False, {"B_q": 96, "B_k": 64}),
+        (True, True, {"B_q": 100, "B_k": 37}),
     ],
 )
 def test_float32_forward_and_gradients_equal_dense(gen, masked, causal, blocks):
@@ -197,7 +197,7 @@ def test_half_precision_gradients(gen, dtype):
     q, k, v = _qkv(gen, 2, T_q=40, T_k=33, d_k=8, d_v=8, dtype=torch.float32)
     dout = torch.randn(2, 40, 8, generator=gen)
     q_h, k_h, v_h = (t.detach().to(dtype).requires_grad_() for t in (q, k, v))
-    out = chunked_attention(q_h, k_h, v_h, causal=True, chunk_size=16)
+    out = chunked_attention(q_h, k_h, v_h, causal=True, B_k=16)
     assert out.dtype == dtype
     grads = _grads(out, (q_h, k_h, v_h), dout.to(dtype))
     expected = _dense(q, k, v, causal=True)

@@ -3,7 +3,7 @@
 Matplotlib's default font has no CJK glyphs, and its font list is cached the
 first time it runs, so fonts installed later are missing from it: a figure
 then shows empty boxes and warns "Glyph 27880 (...) missing from font(s)
-DejaVu Sans". ``selfattn.plotting`` falls back to a CJK font and refreshes a
+DejaVu Sans". ``selfattn.lab.plotting`` falls back to a CJK font and refreshes a
 stale list (``cjk_font``, ``cjk_fallback``); these tests hold it to that, and
 hold every committed notebook output free of the warning.
 """
@@ -25,7 +25,7 @@ import pytest  # noqa: E402
 import torch  # noqa: E402
 from matplotlib import font_manager  # noqa: E402
 
-from selfattn import plotting  # noqa: E402
+from selfattn.lab import plotting  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
@@ -51,7 +51,7 @@ def test_no_notebook_output_warns_of_a_missing_glyph(nb: Path) -> None:
         for text in output_texts(output)
         for m in GLYPH_MISSING.finditer(text)
     ]
-    assert not found, f"a figure lacks glyphs (use selfattn.plotting): {found[:3]}"
+    assert not found, f"a figure lacks glyphs (use selfattn.lab.plotting): {found[:3]}"
 
 
 def test_the_pattern_finds_matplotlibs_warning() -> None:

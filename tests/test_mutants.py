@@ -14,18 +14,18 @@ from torch import nn
 import selfattn.attention as attention_module
 from selfattn import MultiHeadAttention, SelfAttention
 from selfattn import reference as ref
-from selfattn.attention import _attend
+from selfattn.attention import attend
 from selfattn.graph import GraphAttentionLayer
-from selfattn.training import fit
+from selfattn.lab.training import fit
 
 
 def test_fully_masked_rows_do_not_reach_the_fused_kernel(monkeypatch):
-    """attention.py's guard in ``_attend`` (the modules' fast path): PyTorch
+    """attention.py's guard in ``attend`` (the modules' fast path): PyTorch
     < 2.5 returns NaN for a query with no key.
 
     The fused kernel is replaced by one that does what old releases did; the
     library must not call it for such a mask, and must give zeros: in
-    ``_attend`` itself and in the modules' ``forward``.
+    ``attend`` itself and in the modules' ``forward``.
     """
     real = torch.nn.functional.scaled_dot_product_attention
     calls = []
@@ -43,7 +43,7 @@ def test_fully_masked_rows_do_not_reach_the_fused_kernel(monkeypatch):
     q, k, v = (torch.randn(1, 4, 3, generator=g) for _ in "qkv")
     mask = torch.ones(4, 4, dtype=torch.bool)
     mask[2] = False  # query 2 may attend nothing
-    out = _attend(q, k, v, mask)
+    out = attend(q, k, v, mask)
     assert torch.isfinite(out).all()
     assert torch.equal(out[0, 2], torch.zeros(3))
     layer = SelfAttention(3, 3, generator=torch.Generator().manual_seed(1))
@@ -52,13 +52,13 @@ def test_fully_masked_rows_do_not_reach_the_fused_kernel(monkeypatch):
     x = torch.randn(1, 4, 4, generator=g)
     assert torch.equal(mha(x, mask=mask)[0, 2], torch.zeros(4))  # W_o(0) = 0
     assert calls == []  # the kernel was never asked
-    _attend(q, k, v, torch.ones(4, 4, dtype=torch.bool))
+    attend(q, k, v, torch.ones(4, 4, dtype=torch.bool))
     assert len(calls) == 1  # where every row has a key, the kernel is used
 
 
 @pytest.mark.parametrize("causal", [False, True])
 def test_dispatched_path_against_the_numpy_reference(causal):
-    """``_attend``'s fused-kernel path, checked against something that is not
+    """``attend``'s fused-kernel path, checked against something that is not
     the kernel."""
     rng = np.random.default_rng(0)
     Q, K, V = (rng.standard_normal((5, 4)) for _ in range(3))
@@ -66,7 +66,7 @@ def test_dispatched_path_against_the_numpy_reference(causal):
     mask[:, 0] = True  # every row has a key, so the library dispatches
     if causal:
         mask &= np.tril(np.ones((5, 5), dtype=bool))
-    out = _attend(*(torch.from_numpy(a) for a in (Q, K, V)), torch.from_numpy(mask))
+    out = attend(*(torch.from_numpy(a) for a in (Q, K, V)), torch.from_numpy(mask))
     expected = ref.attention_rows(Q, K, V, mask)
     expected = expected[0] if isinstance(expected, tuple) else expected
     np.testing.assert_allclose(out.numpy(), expected, rtol=0, atol=1e-12)

@@ -13,7 +13,6 @@ import pytest
 import torch
 
 from selfattn.efficient import (
-    LinformerSelfAttention,
     chunked_attention,
     linear_attention,
     linformer_attention,
@@ -32,67 +31,24 @@ def _dense(q, k, v):
     return w @ v.double(), w
 
 
-# --- Linformer --------------------------------------------------------------
-
-
-def test_linformer_module_defaults_to_one_head(gen):
-    layer = LinformerSelfAttention(8, 6, 3, generator=gen)
-    x = torch.randn(2, 5, 8, generator=gen)
-    w = layer.attention_weights(x)
-    assert w.shape == (2, 1, 5, 3)
-    q, k = layer.W_q(x), layer.W_k(x)  # one head: the whole width
-    _, expected = _dense(q, layer.E[:, :5] @ k, layer.E[:, :5] @ k)
-    torch.testing.assert_close(w[:, 0].double(), expected, rtol=1e-5, atol=1e-6)
-
-
-@pytest.mark.parametrize(
-    "args, match",
-    [
-        ((0, 6, 3), r"^embed_dim must be positive, got embed_dim=0$"),
-        ((8, 0, 3), r"^seq_len must be positive, got seq_len=0$"),
-        ((8, 6, 0), r"^k_proj must be positive, got k_proj=0$"),
-        ((8, 6, 3, 0), r"^num_heads must be positive, got num_heads=0$"),
-    ],
-)
-def test_linformer_module_names_a_bad_size(args, match):
-    with pytest.raises(ValueError, match=match):
-        LinformerSelfAttention(*args)
-
-
-@pytest.mark.parametrize(
-    "x, error, match",
-    [
-        ([[0.0]], TypeError, r"^x must be a torch\.Tensor, got list$"),
-        (torch.zeros(5, 8), ValueError, r"^x must have at least 3 dimensions"),
-        (torch.zeros(1, 2, 5, 8), ValueError, r"^x must have shape \(B, T <= 6, 8\)"),
-        (torch.zeros(2, 5, 4), ValueError, r"^x must have shape \(B, T <= 6, 8\)"),
-        (torch.zeros(2, 7, 8), ValueError, r"^x must have shape \(B, T <= 6, 8\)"),
-    ],
-)
-def test_linformer_module_names_a_bad_input(x, error, match, gen):
-    layer = LinformerSelfAttention(8, 6, 3, generator=gen)
-    with pytest.raises(error, match=match):
-        layer(x)
-
-
 # --- error messages of every efficient function -----------------------------
 
 z = torch.zeros
 MESSAGES = [
     (
-        lambda: chunked_attention(z(3, 4), z(3, 4), z(3, 4), chunk_size=0),
+        lambda: chunked_attention(z(3, 4), z(3, 4), z(3, 4), B_k=0),
         ValueError,
-        "chunk_size must be positive, got chunk_size=0",
+        "B_k must be positive, got B_k=0",
     ),
     (
-        lambda: chunked_attention(z(3, 4), z(3, 4), z(3, 4), query_chunk_size=1.5),
+        lambda: chunked_attention(z(3, 4), z(3, 4), z(3, 4), B_q=1.5),
         TypeError,
-        "query_chunk_size must be an int, got float",
+        "B_q must be an int, got float",
     ),
     (
-        lambda: chunked_attention(z(3, 4), z(3, 4), z(3, 4), chunk_size=True),
+        lambda: chunked_attention(z(3, 4), z(3, 4), z(3, 4), B_k=True),
         TypeError,
-        "chunk_size must be an int, got bool",
+        "B_k must be an int, got bool",
     ),
     (
         lambda: local_attention(z(3, 4), z(3, 4), z(3, 4), -1),

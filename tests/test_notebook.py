@@ -1,11 +1,11 @@
-"""selfattn.notebook.glue: what MyST-NB's glue stores, a no-op without MyST-NB."""
+"""selfattn.lab.notebook.glue: what MyST-NB's glue stores, a no-op without MyST-NB."""
 
 from __future__ import annotations
 
 import pytest
 import torch
 
-from selfattn.notebook import glue
+from selfattn.lab.notebook import glue
 
 myst_glue = pytest.importorskip("myst_nb.ext.glue")
 RECORD = "application/papermill.record/"

@@ -77,7 +77,7 @@ def test_kernel_and_first_cells(path):
     assert "remove-cell" in first_code["metadata"].get("tags", [])
 
 
-# A seed typed as a literal: every seed must come from selfattn.seeding, so the
+# A seed typed as a literal: every seed must come from selfattn.lab.seeding, so the
 # seed passes of `make test` (SELFATTN_SEED=1, 2) really change every draw.
 LITERAL_SEED = re.compile(
     r"(?<!seeding\.)manual_seed\(\s*\d"  # torch.manual_seed(0), g.manual_seed(1)
@@ -91,8 +91,8 @@ LITERAL_SEED = re.compile(
 def test_every_seed_comes_from_the_seed_helper(path):
     nb = _load(path)
     source = "\n".join("".join(c["source"]) for c in _code_cells(nb))
-    assert re.search(r"from selfattn import (\([^)]*)?[^\n]*\bseeding\b", source), (
-        f"{path.name}: import the seed helper (from selfattn import seeding)"
+    assert re.search(r"from selfattn\.lab import (\([^)]*)?[^\n]*\bseeding\b", source), (
+        f"{path.name}: import the seed helper (from selfattn.lab import seeding)"
     )
     literal = [m.group(0) for m in LITERAL_SEED.finditer(source)]
     assert not literal, (

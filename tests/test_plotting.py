@@ -1,4 +1,4 @@
-"""selfattn.plotting on the Agg backend: drawn data equal the input, no figure leaks."""
+"""selfattn.lab.plotting on the Agg backend: drawn data equal the input, no figure leaks."""
 
 from __future__ import annotations
 
@@ -17,8 +17,7 @@ from matplotlib.axes import Axes  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.patches import FancyArrowPatch  # noqa: E402
 
-from selfattn import plotting  # noqa: E402
-from selfattn.training import History  # noqa: E402
+from selfattn.lab import plotting  # noqa: E402
 
 OKABE_ITO = {
     "#000000", "#E69F00", "#56B4E9", "#009E73",
@@ -176,28 +175,6 @@ def test_loglog_without_fit_and_bad_input():
         plotting.loglog_plot([1, 2, 3], {"a": [1, 2]})
     with pytest.raises(ValueError, match="must be positive"):
         plotting.loglog_plot([1, 2], {"a": [1, -2]})
-
-
-def test_training_curves_single_and_several_runs():
-    h = History(loss=[1.0, 0.5, 0.25], val_loss=[1.2, 0.7, 0.4], metric=[0.5, 0.9, 1])
-    ax = plotting.training_curves(h)
-    lines = ax.get_lines()
-    assert [list(line.get_ydata()) for line in lines] == [h.loss, h.val_loss]
-    assert [line.get_linestyle() for line in lines] == ["-", "--"]
-    assert list(lines[0].get_xdata()) == [1, 2, 3]
-    ax = plotting.training_curves(h, metrics=("metric",), labels={"metric": "acc"})
-    assert tick_texts(ax.get_legend().get_texts()) == ["acc"]
-    runs = {"small": h, "big": History(loss=[2.0, 1.0])}
-    ax = plotting.training_curves(runs)
-    legend = tick_texts(ax.get_legend().get_texts())
-    assert legend == ["small: loss", "small: val loss", "big: loss"]
-    with pytest.raises(ValueError, match="metrics asks for 'val_metric'"):
-        plotting.training_curves(h, metrics=("val_metric",))
-
-
-def test_training_curves_accept_a_plain_dict():
-    ax = plotting.training_curves({"loss": [3.0, 2.0]})
-    assert list(ax.get_lines()[0].get_ydata()) == [3.0, 2.0]
 
 
 def arrow_oracle(w):

@@ -1,4 +1,4 @@
-"""selfattn.seeding: one base seed from the environment, every seed derived."""
+"""selfattn.lab.seeding: one base seed from the environment, every seed derived."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from selfattn import seeding
+from selfattn.lab import seeding
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""selfattn.training: learns a toy problem, reproducibly, silently, checking input."""
+"""selfattn.lab.training: learns a toy problem, reproducibly, silently, checking input."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import torch.nn.functional as F
 from torch import nn
 from torch.utils.data import Dataset, TensorDataset
 
-from selfattn.training import History, accuracy, evaluate, fit
+from selfattn.lab.training import History, accuracy, evaluate, fit
 
 IGNORE = -100
 

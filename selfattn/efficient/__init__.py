@@ -20,11 +20,16 @@ Shapes follow the package legend: ``q`` ``(..., T_q, d_k)``, ``k``
 ``(..., T_k, d_k)``, ``v`` ``(..., T_k, d_v)``; masks are bool, True = may attend.
 
 Modules: :mod:`~selfattn.efficient.exact` (local, chunked),
-:mod:`~selfattn.efficient.linear` (linear attention, recurrent form),
-:mod:`~selfattn.efficient.performer`, :mod:`~selfattn.efficient.linformer`.
+:mod:`~selfattn.efficient.flash` (FlashAttention's backward pass, in pure
+PyTorch), :mod:`~selfattn.efficient.linear` (linear attention, recurrent
+form), :mod:`~selfattn.efficient.performer`,
+:mod:`~selfattn.efficient.linformer`, :mod:`~selfattn.efficient.lsh`
+(Reformer's hashing); the blocks that the exact ones share are in
+``_blocks``.
 Everything public is re-exported here: ``selfattn.efficient.local_attention``.
 """
 
+from selfattn.efficient._blocks import tiles
 from selfattn.efficient.exact import chunked_attention, local_attention
 from selfattn.efficient.flash import FlashAttention
 from selfattn.efficient.linear import (
@@ -32,7 +37,7 @@ from selfattn.efficient.linear import (
     linear_attention,
     linear_attention_recurrent,
 )
-from selfattn.efficient.linformer import LinformerSelfAttention, linformer_attention
+from selfattn.efficient.linformer import linformer_attention
 from selfattn.efficient.lsh import angular_lsh
 from selfattn.efficient.performer import (
     orthogonal_random_matrix,
@@ -43,6 +48,7 @@ from selfattn.efficient.performer import (
 __all__ = [
     "local_attention",
     "chunked_attention",
+    "tiles",
     "FlashAttention",
     "elu_feature_map",
     "linear_attention",
@@ -51,6 +57,5 @@ __all__ = [
     "performer_features",
     "performer_attention",
     "linformer_attention",
-    "LinformerSelfAttention",
     "angular_lsh",
 ]

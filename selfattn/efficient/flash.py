@@ -30,24 +30,26 @@ whenever autograd needs gradients.
 
 from __future__ import annotations
 
-import math
-
 import torch
-from torch import Tensor
 from torch.autograd.function import once_differentiable
 
-from selfattn.efficient.exact import _block_scores, _exp_minus_, _online_softmax
+from selfattn.efficient._blocks import flash_backward, online_softmax
 
 
 class FlashAttention(torch.autograd.Function):
-    r"""Exact attention whose backward pass recomputes the blocks (Dao et al., 2022).
+    r"""A pure-PyTorch teaching version of FlashAttention's recomputing backward pass.
 
-    ``FlashAttention.apply(q, k, v, mask, causal, scale, query_chunk_size,
-    chunk_size)`` returns what :func:`~selfattn.efficient.chunked_attention`
-    returns, saving for the backward pass only ``q, k, v``, the output and
-    the per-query log-sum-exp ``(..., T_q)``. It does not check its input: call
+    Not the fused GPU kernel of Dao et al. (2022): the same algorithm written
+    with PyTorch operations and a Python loop over blocks, so that it can be
+    read, checked with ``gradcheck`` and measured. ``FlashAttention.apply(q,
+    k, v, mask, causal, scale, B_q, B_k)`` returns what
+    :func:`~selfattn.efficient.chunked_attention` returns, saving for the
+    backward pass only ``q, k, v``, the output and the per-query log-sum-exp
+    ``(..., T_q)``. It does not check its input: call
     :func:`~selfattn.efficient.chunked_attention`, which does and then uses
     this class when gradients are needed.
+
+    Taught in :doc:`/notebooks/efficient-attention`.
 
     Args:
         q: ``(..., T_q, d_k)``; k: ``(..., T_k, d_k)``; v: ``(..., T_k, d_v)``.
@@ -55,16 +57,16 @@ class FlashAttention(torch.autograd.Function):
             shape; an expanded view costs no memory); True = may attend.
         causal: also forbid key ``j > i`` (top-left aligned).
         scale: multiplier of the scores.
-        query_chunk_size, chunk_size: block sizes ``b_q``, ``b_k`` of both passes.
+        B_q, B_k: block sizes of both passes.
 
     Returns:
         ``(..., T_q, d_v)``.
     """
 
     @staticmethod
-    def forward(ctx, q, k, v, mask, causal, scale, query_chunk_size, chunk_size):
-        config = (causal, scale, query_chunk_size, chunk_size)
-        out, lse = _online_softmax(q, k, v, mask, *config)
+    def forward(ctx, q, k, v, mask, causal, scale, B_q, B_k):
+        config = (causal, scale, B_q, B_k)
+        out, lse = online_softmax(q, k, v, mask, *config)
         ctx.save_for_backward(q, k, v, mask, out, lse)
         ctx.config = config
         return out
@@ -73,60 +75,5 @@ class FlashAttention(torch.autograd.Function):
     @once_differentiable
     def backward(ctx, dout):
         q, k, v, mask, out, lse = ctx.saved_tensors
-        dq, dk, dv = _flash_backward(q, k, v, mask, out, lse, dout, *ctx.config)
+        dq, dk, dv = flash_backward(q, k, v, mask, out, lse, dout, *ctx.config)
         return dq, dk, dv, None, None, None, None, None
-
-
-def _flash_backward(
-    q: Tensor,
-    k: Tensor,
-    v: Tensor,
-    mask: Tensor | None,
-    out: Tensor,
-    lse: Tensor,
-    dout: Tensor,
-    causal: bool,
-    scale: float,
-    query_chunk_size: int,
-    chunk_size: int,
-) -> tuple[Tensor, Tensor, Tensor]:
-    r"""Gradients of attention from its output and log-sum-exp, block by block.
-
-    Args:
-        q, k, v, mask, causal, scale, query_chunk_size, chunk_size: as in
-            :class:`FlashAttention`.
-        out: ``(..., T_q, d_v)`` and lse: ``(..., T_q)``, from the forward pass.
-        dout: ``(..., T_q, d_v)``, the gradient of the loss with respect to ``out``.
-
-    Returns:
-        ``(dq, dk, dv)``, shaped as ``q``, ``k``, ``v``.
-    """
-    *lead, T_q, d_k = q.shape
-    T_k, d_v = k.shape[-2], v.shape[-1]
-    BH = math.prod(lead)
-    q, k, v = q.reshape(BH, T_q, d_k), k.reshape(BH, T_k, d_k), v.reshape(BH, T_k, d_v)
-    dout = dout.reshape(BH, T_q, d_v)  # (BH, T_q, d_v)
-    L = lse.reshape(BH, T_q, 1)  # (BH, T_q, 1)
-    D = (dout * out.reshape(BH, T_q, d_v)).sum(dim=-1, keepdim=True)  # (BH, T_q, 1)
-    dq, dk, dv = torch.zeros_like(q), torch.zeros_like(k), torch.zeros_like(v)
-    for qs in range(0, T_q, query_chunk_size):
-        qe = min(qs + query_chunk_size, T_q)
-        q_blk = q[:, qs:qe] * scale  # (BH, b_q, d_k)
-        do_blk, L_blk, D_blk = dout[:, qs:qe], L[:, qs:qe], D[:, qs:qe]
-        dq_blk = torch.zeros_like(q_blk)  # (BH, b_q, d_k)
-        for ks in range(0, min(T_k, qe) if causal else T_k, chunk_size):
-            ke = min(ks + chunk_size, T_k)
-            k_blk, v_blk = k[:, ks:ke], v[:, ks:ke]  # (BH, b_k, d_k), (BH, b_k, d_v)
-            s = _block_scores(q_blk, k_blk, mask, causal, qs, ks)  # (BH, b_q, b_k)
-            p = _exp_minus_(s, L_blk)  # (BH, b_q, b_k), the forward's weights
-            dv[:, ks:ke] += p.transpose(1, 2) @ do_blk  # (BH, b_k, d_v)
-            dp = do_blk @ v_blk.transpose(1, 2)  # (BH, b_q, b_k)
-            ds = p * (dp - D_blk)  # (BH, b_q, b_k)
-            dq_blk += ds @ k_blk  # (BH, b_q, d_k)
-            dk[:, ks:ke] += ds.transpose(1, 2) @ q_blk  # q_blk holds the scale
-        dq[:, qs:qe] = dq_blk * scale
-    return (
-        dq.reshape(*lead, T_q, d_k),
-        dk.reshape(*lead, T_k, d_k),
-        dv.reshape(*lead, T_k, d_v),
-    )

@@ -11,13 +11,8 @@ from collections.abc import Callable
 import torch
 from torch import Tensor
 
-from selfattn._checks import check_qkv
-from selfattn.efficient._common import (
-    _check_positive_int,
-    _check_same_length,
-)
-
-# --- linear attention (Katharopoulos et al., 2020) ---------------------------
+from selfattn._checks import check_int, check_qkv
+from selfattn.efficient._common import _check_same_length
 
 
 def elu_feature_map(x: Tensor) -> Tensor:
@@ -99,9 +94,9 @@ def linear_attention(
     q: Tensor,
     k: Tensor,
     v: Tensor,
+    *,
     causal: bool = False,
     eps: float = 1e-6,
-    *,
     chunk_size: int = 128,
 ) -> Tensor:
     r"""Linear attention: the kernel :math:`\phi(q)^\top \phi(k)` replaces softmax.
@@ -129,7 +124,7 @@ def linear_attention(
         ``(..., T_q, d_v)``.
     """
     check_qkv(q, k, v)
-    _check_positive_int("chunk_size", chunk_size)
+    check_int("chunk_size", chunk_size)
     if causal:
         _check_same_length(q, k, "causal linear_attention")
     return _kernel_attention(q, k, v, elu_feature_map, causal, eps, chunk_size)

@@ -5,7 +5,7 @@ Reformer (Kitaev et al., 2020, sec. 2; references.bib key
 queries and keys into buckets and letting each query attend only to the keys
 of its own bucket, where the large scores are likely to be. This module
 gives the hashing, :func:`~selfattn.efficient.angular_lsh`; the attention
-pattern it allows is drawn by :func:`selfattn.diagrams.lsh_buckets`.
+pattern it allows is drawn by :func:`selfattn.lab.diagrams.lsh_buckets`.
 """
 
 from __future__ import annotations

@@ -9,15 +9,15 @@ import math
 import torch
 from torch import Tensor
 
-from selfattn._checks import check_qkv, check_tensor, shape_str
-from selfattn.efficient._common import (
-    _check_positive_int,
-    _check_same_length,
-    _identity,
+from selfattn._checks import (
+    LOW_PRECISION,
+    check_int,
+    check_qkv,
+    check_tensor,
+    shape_str,
 )
+from selfattn.efficient._common import _check_same_length, _identity
 from selfattn.efficient.linear import _kernel_attention
-
-# --- Performer: positive orthogonal random features (Choromanski et al., 2021) --
 
 
 def orthogonal_random_matrix(
@@ -46,15 +46,15 @@ def orthogonal_random_matrix(
     Returns:
         ``(r, d)``.
     """
-    _check_positive_int("r", r)
-    _check_positive_int("d", d)
+    check_int("r", r)
+    check_int("d", d)
     if not isinstance(generator, torch.Generator):
         raise TypeError(
             f"generator must be a torch.Generator, got {type(generator).__name__}"
         )
     # QR has no float16 / bfloat16 kernel: draw and orthogonalise in float32
     # (or float64 when asked), cast at the end.
-    work = torch.float32 if dtype in (torch.float16, torch.bfloat16) else dtype
+    work = torch.float32 if dtype in LOW_PRECISION else dtype
     opts = {"generator": generator, "dtype": work, "device": generator.device}
     blocks = []
     for _ in range(-(-r // d)):

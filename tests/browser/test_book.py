@@ -402,7 +402,7 @@ def test_install_cell_is_the_same_everywhere() -> None:
 
 # --- accessibility -----------------------------------------------------------------
 def test_colour_maps_are_colour_blind_safe() -> None:
-    from selfattn import plotting
+    from selfattn.lab import plotting
 
     maps = {plotting.CMAP, getattr(plotting, "DIVERGING_CMAP", plotting.CMAP)}
     used = set()

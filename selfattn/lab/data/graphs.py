@@ -9,7 +9,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from selfattn.data._common import _positive, _rng
+from selfattn.lab.data._common import _positive, _rng
 
 # --- graphs -----------------------------------------------------------------
 

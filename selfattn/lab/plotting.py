@@ -52,7 +52,6 @@ __all__ = [
     "graph_attention_plot",
     "loglog_plot",
     "positional_encoding_heatmap",
-    "training_curves",
 ]
 
 CMAP = "viridis"
@@ -368,56 +367,6 @@ def loglog_plot(
         ax.legend()
     cjk_fallback(ax.figure)
     return ax, slopes
-
-
-def training_curves(
-    history: Any,
-    *,
-    ax: Axes | None = None,
-    metrics: Sequence[str] = ("loss",),
-    labels: Mapping[str, str] | None = None,
-) -> Axes:
-    """Plot per-epoch training curves; validation curves are dashed.
-
-    Args:
-        history: a :class:`selfattn.training.History` (what ``fit`` returns),
-            or ``{run label: History}`` to compare runs (one colour per run).
-        ax: axes to draw on; a new figure when None.
-        metrics: keys to plot, e.g. ``("loss",)`` or ``("metric",)``; for each,
-            ``"val_" + key`` is plotted too when the history has it.
-        labels: display names for the keys, e.g. ``{"metric": "accuracy"}``.
-
-    Returns:
-        The axes, epochs (from 1) on the x axis.
-    """
-    several = isinstance(history, Mapping) and all(
-        hasattr(h, "keys") for h in history.values()
-    )
-    runs = dict(history) if several else {"": history}
-    labels = dict(labels or {})
-    ax = _new_ax(ax, (5.0, 3.5))
-    i = 0
-    for run, h in runs.items():
-        for m in metrics:
-            if m not in h:
-                raise ValueError(
-                    f"metrics asks for {m!r} but history {run!r} has {list(h.keys())}"
-                )
-            for key, style in ((m, "-"), ("val_" + m, "--")):
-                if key not in h:
-                    continue
-                name = labels.get(m, m) if key == m else "val " + labels.get(m, m)
-                values = list(h[key])
-                label = f"{run}: {name}" if run else name
-                epochs = range(1, len(values) + 1)
-                ax.plot(epochs, values, linestyle=style, label=label, **_style(i))
-            i += 1
-    ax.set_xlabel("epoch")
-    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.set_ylabel(", ".join(labels.get(m, m) for m in metrics))
-    ax.legend()
-    cjk_fallback(ax.figure)
-    return ax
 
 
 def graph_attention_plot(

@@ -1,8 +1,8 @@
 """The GPU memory hierarchy and what FlashAttention keeps at each level.
 
-The only numbers of :mod:`selfattn.diagrams` not computed by the library:
+The only numbers of :mod:`selfattn.lab.diagrams` not computed by the library:
 the sizes and bandwidths of ``MEMORY_HIERARCHY``, quoted from Dao et al.
-(2022), drawn by :func:`~selfattn.diagrams.memory_hierarchy`.
+(2022), drawn by :func:`~selfattn.lab.diagrams.memory_hierarchy`.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import NamedTuple
 from matplotlib.figure import Figure
 from matplotlib.patches import Polygon
 
-from selfattn.diagrams._draw import BLACK, FONT, GREY, SKY, SMALL, _canvas, _fill
+from selfattn.lab.diagrams._draw import BLACK, FONT, GREY, SKY, SMALL, _canvas, _fill
 
 
 class MemoryLevel(NamedTuple):

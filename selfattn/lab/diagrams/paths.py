@@ -1,111 +1,29 @@
-"""Convolution, recurrence and self-attention: path lengths and connectivity.
+"""Convolution, recurrence and self-attention: a figure of their connectivity.
 
-:func:`~selfattn.diagrams.path_lengths` computes the maximum path length
-between two positions by a breadth-first search over what one layer reads
-(Vaswani et al., 2017, sec. 4); :func:`~selfattn.diagrams.connectivity` draws
-those connections with the numbers it computes.
+:func:`connectivity` draws which inputs one layer connects to each output,
+with the maximum path length and the number of sequential operations that
+:func:`selfattn.complexity.path_lengths` and
+:func:`selfattn.complexity.sequential_depth` compute (Vaswani et al., 2017,
+sec. 4).
 """
 
 from __future__ import annotations
-
-from collections import deque
 
 import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import FancyArrowPatch
 
-from selfattn.diagrams._draw import (
+from selfattn.complexity import LAYERS, layer_reads, path_lengths, sequential_depth
+from selfattn.lab.diagrams._draw import (
     BLACK,
     FONT,
     GREY,
     SKY,
     SMALL,
     VERMILLION,
-    _check_int,
     _segments,
 )
-
-_LAYERS = ("convolution", "recurrence", "self-attention")
-
-
-def _one_layer(
-    kind: str, T: int, kernel: int
-) -> tuple[list[list[int]], list[list[int]]]:
-    """What output ``i`` of one layer reads: input positions and earlier outputs.
-
-    Convolution: inputs ``|i - j| <= (kernel - 1) / 2``; recurrence: input
-    ``i`` and the previous hidden state ``i - 1``; self-attention: every input.
-    """
-    r = (kernel - 1) // 2
-    if kind == "convolution":
-        reads = [[j for j in range(T) if abs(i - j) <= r] for i in range(T)]
-    elif kind == "recurrence":
-        reads = [[i] for i in range(T)]
-    else:
-        reads = [list(range(T)) for _ in range(T)]
-    needs = [[i - 1] if kind == "recurrence" and i > 0 else [] for i in range(T)]
-    return reads, needs
-
-
-def _sequential_operations(needs: list[list[int]]) -> int:
-    """The longest chain of outputs that must be computed one after another."""
-    depth: list[int] = []
-    for before in needs:  # outputs only need earlier outputs
-        depth.append(1 + max((depth[j] for j in before), default=0))
-    return max(depth, default=0)
-
-
-def path_lengths(T: int, kernel: int = 3) -> dict[str, int]:
-    r"""The maximum path length between two positions, for three kinds of layer.
-
-    One operation moves information from position ``j`` to position ``i``
-    when output ``i`` reads input ``j`` (a convolution with a centred kernel:
-    :math:`|i - j| \le (k - 1)/2`; self-attention: every ``j``) or the hidden
-    state ``j = i - 1`` (a recurrence). A breadth-first search over these
-    moves, one more stacked layer (or recurrent step) per level, gives the
-    fewest operations from each position to each other one; the maximum over
-    the pairs it connects is returned (Vaswani et al., 2017, sec. 4):
-    :math:`\lceil (T - 1) / ((k - 1)/2) \rceil` for the convolution,
-    :math:`T - 1` for the recurrence (information flows forwards only) and
-    :math:`1` for self-attention; 0 for all when ``T = 1``.
-
-    Args:
-        T: sequence length (positive).
-        kernel: convolution kernel size ``k``: odd and at least 3 (a centred
-            kernel; ``k = 1`` never connects two positions).
-
-    Returns:
-        ``{"convolution": ..., "recurrence": ..., "self-attention": ...}``.
-    """
-    T = _check_int("T", T)
-    kernel = _check_int("kernel", kernel, minimum=3)
-    if kernel % 2 == 0:
-        raise ValueError(
-            "kernel must be odd (a kernel centred on each position), "
-            f"got kernel={kernel}"
-        )
-    result = {}
-    for kind in _LAYERS:
-        reads, needs = _one_layer(kind, T, kernel)
-        moves = [[] for _ in range(T)]  # moves[j]: positions reached from j
-        for i in range(T):
-            for j in set(reads[i]) | set(needs[i]):
-                if j != i:
-                    moves[j].append(i)
-        longest = 0
-        for a in range(T):  # breadth-first search from every position
-            dist = {a: 0}
-            queue = deque([a])
-            while queue:
-                j = queue.popleft()
-                for i in moves[j]:
-                    if i not in dist:
-                        dist[i] = dist[j] + 1
-                        queue.append(i)
-            longest = max(longest, *dist.values())
-        result[kind] = longest
-    return result
 
 
 def connectivity(*, T: int = 8, kernel: int = 3) -> Figure:
@@ -145,8 +63,8 @@ def connectivity(*, T: int = 8, kernel: int = 3) -> Figure:
     fig.subplots_adjust(left=0.01, right=0.99, top=0.91, bottom=0.43, wspace=0.08)
     star = T // 2  # the output whose edges are highlighted
     top = 2.0
-    for ax, kind in zip(axes, _LAYERS, strict=True):
-        reads, needs = _one_layer(kind, T, kernel)
+    for ax, kind in zip(axes, LAYERS, strict=True):
+        reads, needs = layer_reads(kind, T, kernel)
         for hot in (False, True):  # the highlighted edges on top
             style = dict(color=VERMILLION if hot else GREY, lw=2.0 if hot else 0.8)
             edges = [
@@ -185,7 +103,7 @@ def connectivity(*, T: int = 8, kernel: int = 3) -> Figure:
         ax.set_ylim(-0.5, top + 0.5)
         ax.axis("off")
         ax.set_title(titles[kind], size=FONT)
-        n_seq = _sequential_operations(needs)
+        n_seq = sequential_depth(needs)
         path_o, seq_o = orders[kind]
         text = (
             f"max path length: {paths[kind]}   [{path_o}]\n"

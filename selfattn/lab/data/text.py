@@ -8,7 +8,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from selfattn.data._common import PAD_TAG, _positive, _rng
+from selfattn.lab.data._common import PAD_TAG, _positive, _rng
 
 # --- part-of-speech tagging -------------------------------------------------
 

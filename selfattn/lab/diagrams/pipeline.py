@@ -1,8 +1,8 @@
 """The single-head and multi-head pipelines, with the shapes of a real forward pass.
 
-:func:`~selfattn.diagrams.qkv_pipeline` draws input → Q, K, V → scores →
+:func:`~selfattn.lab.diagrams.qkv_pipeline` draws input → Q, K, V → scores →
 weights → output in the row convention of the library or the column
-convention of the lecture; :func:`~selfattn.diagrams.multi_head_flow` draws
+convention of the lecture; :func:`~selfattn.lab.diagrams.multi_head_flow` draws
 the projection, the split into heads, attention per head, the concatenation
 and ``W^O``. Every shape is read off a run of :mod:`selfattn` on a dummy input.
 """
@@ -17,7 +17,7 @@ import torch
 from matplotlib.figure import Figure
 from matplotlib.patches import FancyArrowPatch
 
-from selfattn.diagrams._draw import (
+from selfattn.lab.diagrams._draw import (
     _LABELS_IN,
     BLACK,
     BLUE,

@@ -14,22 +14,22 @@ Nothing here downloads. Every generator is deterministic given ``seed`` (an
   semi-supervised node classification with a few labelled nodes (Kipf and
   Welling, 2017).
 
-Modules: :mod:`~selfattn.data.text`, :mod:`~selfattn.data.speech`,
-:mod:`~selfattn.data.images`, :mod:`~selfattn.data.graphs`; everything public
-is re-exported here (``selfattn.data.pos_corpus``).
+Modules: :mod:`~selfattn.lab.data.text`, :mod:`~selfattn.lab.data.speech`,
+:mod:`~selfattn.lab.data.images`, :mod:`~selfattn.lab.data.graphs`; everything public
+is re-exported here (``selfattn.lab.data.pos_corpus``).
 """
 
-from selfattn.data._common import PAD_TAG
-from selfattn.data.graphs import KarateClub, karate_club
-from selfattn.data.images import ImageSplit, digits
-from selfattn.data.speech import (
+from selfattn.lab.data._common import PAD_TAG
+from selfattn.lab.data.graphs import KarateClub, karate_club
+from selfattn.lab.data.images import ImageSplit, digits
+from selfattn.lab.data.speech import (
     FRAME_RATE,
     PHONEMES,
     SpeechFrames,
     phoneme_spectra,
     speech_frames,
 )
-from selfattn.data.text import AMBIGUOUS, TAGS, PosCorpus, pos_corpus
+from selfattn.lab.data.text import AMBIGUOUS, TAGS, PosCorpus, pos_corpus
 
 __all__ = [
     "PAD_TAG",

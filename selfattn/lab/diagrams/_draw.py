@@ -1,6 +1,6 @@
-"""The drawing primitives shared by :mod:`selfattn.diagrams` (private).
+"""The drawing primitives shared by :mod:`selfattn.lab.diagrams` (private).
 
-Colours (the Okabe-Ito ``PALETTE`` of :mod:`selfattn.plotting`) and font
+Colours (the Okabe-Ito ``PALETTE`` of :mod:`selfattn.lab.plotting`) and font
 sizes, an argument check, and the pieces every diagram is built from: a
 white frameless canvas, a matrix drawn as a grid of cells with its symbol and
 shape, a labelled arrow, a colour key, light fills and fast line segments.
@@ -17,7 +17,7 @@ from matplotlib.colors import to_rgba
 from matplotlib.figure import Figure
 from matplotlib.patches import FancyArrowPatch, Patch, Rectangle
 
-from selfattn.plotting import PALETTE
+from selfattn.lab.plotting import PALETTE
 
 BLUE, VERMILLION, GREEN, PURPLE, ORANGE, SKY, BLACK, _YELLOW = PALETTE
 GREY = "#999999"  # neutral: edges and cells that carry no code

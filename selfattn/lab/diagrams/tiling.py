@@ -1,34 +1,32 @@
 """The score matrix, restricted or tiled: truncated attention and the online softmax.
 
-:func:`~selfattn.diagrams.truncated_band` draws
-:func:`selfattn.masks.window_mask`; :func:`~selfattn.diagrams.online_softmax_tiling`
+:func:`~selfattn.lab.diagrams.truncated_band` draws
+:func:`selfattn.masks.window_mask`; :func:`~selfattn.lab.diagrams.online_softmax_tiling`
 draws the tiles that :func:`selfattn.efficient.chunked_attention` visits, in
 the order it visits them, with the running statistics carried between them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-
 import matplotlib.pyplot as plt
 import numpy as np
-import torch
 from matplotlib.colors import ListedColormap
 from matplotlib.figure import Figure
 from matplotlib.patches import FancyArrowPatch, Patch, Rectangle
 
-from selfattn.diagrams._draw import (
+from selfattn._checks import check_int
+from selfattn.efficient import tiles
+from selfattn.lab.diagrams._draw import (
     BLACK,
     FONT,
     GREY,
     ORANGE,
     SKY,
     SMALL,
-    _check_int,
     _fill,
     _segments,
 )
+from selfattn.masks import window_mask
 
 # --- truncated (local) attention ---------------------------------------------
 
@@ -49,10 +47,8 @@ def truncated_band(*, T: int = 12, radius: int = 2, causal: bool = False) -> Fig
     Returns:
         The figure; ``fig.axes[0].images[0].get_array() > 0`` is the mask.
     """
-    from selfattn.masks import window_mask
-
-    T = _check_int("T", T)
-    radius = _check_int("radius", radius, minimum=0)
+    T = check_int("T", T)
+    radius = check_int("radius", radius, minimum=0)
     mask = window_mask(T, radius, causal=bool(causal)).numpy()  # (T, T)
     star = T // 2
     codes = mask.astype(int)  # 0: may not attend, 1: may attend
@@ -102,40 +98,15 @@ def truncated_band(*, T: int = 12, radius: int = 2, causal: bool = False) -> Fig
 # --- the online softmax in tiles ------------------------------------------------
 
 
-@contextmanager
-def _recorded_tiles() -> Iterator[list[tuple[int, int, int, int]]]:
-    """Record ``(first query, first key, b_q, b_k)`` of every score block that
-    :func:`selfattn.efficient.chunked_attention` computes, in order.
-
-    Wraps the library's ``_block_scores`` for the duration of the ``with``
-    block (the scores are unchanged) and restores it on exit.
-    """
-    from selfattn.efficient import exact
-
-    original = exact._block_scores
-    tiles: list[tuple[int, int, int, int]] = []
-
-    def recording(q_blk, k_blk, mask, causal, qs, ks):  # same signature
-        tiles.append((qs, ks, q_blk.shape[-2], k_blk.shape[-2]))
-        return original(q_blk, k_blk, mask, causal, qs, ks)
-
-    exact._block_scores = recording
-    try:
-        yield tiles
-    finally:
-        exact._block_scores = original
-
-
 def _chunked_tiles(T_q: int, T_k: int, B_q: int, B_k: int) -> list[tuple[int, ...]]:
-    """The tiles that ``chunked_attention`` visits for these sizes, in order."""
-    from selfattn.efficient import chunked_attention
-
-    gen = torch.Generator().manual_seed(0)
-    q = torch.randn(1, T_q, 2, generator=gen)  # (1, T_q, d_k)
-    k, v = torch.randn(2, 1, T_k, 2, generator=gen)  # (1, T_k, d_k), (1, T_k, d_v)
-    with torch.no_grad(), _recorded_tiles() as tiles:
-        chunked_attention(q, k, v, query_chunk_size=B_q, chunk_size=B_k)
-    return tiles
+    """``(first query, first key, b_q, b_k)`` of every score block that
+    :func:`selfattn.efficient.chunked_attention` computes, in order: the
+    blocks of the library's own iterator, :func:`selfattn.efficient.tiles`."""
+    return [
+        (qs, ks, qe - qs, ke - ks)
+        for (qs, qe), keys in tiles(T_q, T_k, B_q, B_k)
+        for ks, ke in keys
+    ]
 
 
 def online_softmax_tiling(
@@ -150,9 +121,9 @@ def online_softmax_tiling(
     and numerator :math:`a_i` from tile to tile, rescaled by
     :math:`e^{m_i^{old} - m_i^{new}}` (Milakov & Gimelshein, 2018; Dao et
     al., 2022); the update rule is written beside the grid. The tiles and
-    their order are recorded from a run of
-    :func:`selfattn.efficient.chunked_attention` with
-    ``query_chunk_size=B_q, chunk_size=B_k``.
+    their order are those of :func:`selfattn.efficient.tiles`, the iterator
+    that :func:`selfattn.efficient.chunked_attention` with ``B_q, B_k`` and
+    its backward pass walk.
 
     Args:
         T_q: number of queries; T_k: number of keys; B_q: queries per tile;
@@ -162,10 +133,10 @@ def online_softmax_tiling(
         The figure; the tiles are the patches with ``get_gid() == "tile"``
         of ``fig.axes[0]``, in visiting order.
     """
-    T_q, T_k = _check_int("T_q", T_q), _check_int("T_k", T_k)
-    B_q, B_k = _check_int("B_q", B_q), _check_int("B_k", B_k)
-    tiles = _chunked_tiles(T_q, T_k, B_q, B_k)
-    first = [t for t in tiles if t[0] == 0]  # the highlighted row block
+    T_q, T_k = check_int("T_q", T_q), check_int("T_k", T_k)
+    B_q, B_k = check_int("B_q", B_q), check_int("B_k", B_k)
+    visited = _chunked_tiles(T_q, T_k, B_q, B_k)
+    first = [t for t in visited if t[0] == 0]  # the highlighted row block
     b_q = first[0][2]
     cell_in = min(0.7, 4.8 / T_k, 3.6 / T_q)  # inches per cell
     tile_in = min(t[3] for t in first) * cell_in
@@ -177,7 +148,7 @@ def online_softmax_tiling(
     rule = [
         (
             "chunked_attention(q, k, v,\n"
-            f"    query_chunk_size={B_q}, chunk_size={B_k})",
+            f"    B_q={B_q}, B_k={B_k})",
             dict(family="monospace", size=SMALL),
         ),
         ("For each query i of a row block:", {}),
@@ -216,7 +187,7 @@ def online_softmax_tiling(
         lines = [(j, 0, j, T_q) for j in range(1, T_k)]
         lines += [(0, i, T_k, i) for i in range(1, T_q)]
         _segments(ax, lines, color=GREY, lw=0.5)
-    for qs, ks, bq, bk in tiles:
+    for qs, ks, bq, bk in visited:
         fc = _fill(ORANGE, 0.4) if qs == 0 else "none"
         ax.add_artist(Rectangle((ks, qs), bk, bq, fc=fc, ec=BLACK, lw=2, gid="tile"))
     for n, (qs, ks, bq, bk) in enumerate(first, start=1):
@@ -263,9 +234,9 @@ def online_softmax_tiling(
                     size=SMALL + 1,
                 )
     ticks = dict(textcoords="offset points", size=SMALL, color="#444444")
-    for ks in sorted({t[1] for t in tiles} | {T_k}):
+    for ks in sorted({t[1] for t in visited} | {T_k}):
         ax.annotate(str(ks), (ks, T_q), xytext=(0, -3), ha="center", va="top", **ticks)
-    for qs in sorted({t[0] for t in tiles} | {T_q}):
+    for qs in sorted({t[0] for t in visited} | {T_q}):
         ax.annotate(str(qs), (0, qs), xytext=(-4, 0), ha="right", va="center", **ticks)
     ax.annotate(
         f"keys j  (T_k = {T_k}, tiles of B_k = {B_k})",

@@ -79,7 +79,14 @@ def accuracy(logits: Tensor, y: Tensor, ignore_index: int | None = None) -> floa
         ignore_index: label value to leave out of the count.
 
     Returns:
-        The accuracy as a Python float in ``[0, 1]``.
+        The accuracy as a Python float in ``[0, 1]``: the number of correct
+        predictions divided by the number of targets, both counted as
+        integers, so 990 correct of 1000 is exactly ``0.99``.
+
+    Examples:
+        >>> logits = torch.tensor([[2.0, 0.0], [0.0, 1.0], [3.0, 1.0]])
+        >>> accuracy(logits, torch.tensor([0, 1, 1]))
+        0.6666666666666666
     """
     if not isinstance(logits, Tensor) or not isinstance(y, Tensor):
         raise TypeError(
@@ -98,9 +105,11 @@ def accuracy(logits: Tensor, y: Tensor, ignore_index: int | None = None) -> floa
     valid = torch.ones_like(y, dtype=torch.bool)
     if ignore_index is not None:
         valid = y != ignore_index
-    if not valid.any():
+    total = int(valid.sum())
+    if not total:
         raise ValueError(f"y has no targets left after ignore_index={ignore_index}")
-    return (pred[valid] == y[valid].long()).float().mean().item()
+    correct = int((pred[valid] == y[valid].long()).sum())
+    return correct / total  # integer counts: 990 of 1000 is exactly 0.99
 
 
 def _check_data(name: str, data: Data) -> int:
@@ -171,41 +180,71 @@ def evaluate(
     loss_fn: LossFn | None = None,
     metric_fn: MetricFn | None = None,
     batch_size: int = 256,
+    device: torch.device | str | None = None,
 ) -> dict[str, float]:
     """Measure a model on ``data`` in eval mode, without gradients.
 
-    The values are means over batches weighted by batch size (exact when
-    ``batch_size >= len(data)``). The model's train/eval mode is restored.
+    The logits of every batch are gathered, and ``loss_fn`` and ``metric_fn``
+    are applied once, to all of them: the numbers are those of the whole data
+    at any batch size (with :func:`accuracy`, which counts in integers, 990
+    correct of 1000 is exactly 0.99). The model's train/eval mode is restored.
 
     Args:
-        model: called as ``model(X, *extra)``, returns logits.
+        model: called as ``model(X, *extra)``, returns logits ``(B, ...)``.
         data: ``(X, y, *extra)`` tensors or a Dataset of such tuples.
-        loss_fn: ``loss_fn(logits, y) -> scalar tensor``.
+        loss_fn: ``loss_fn(logits, y) -> scalar tensor`` (a mean over the data).
         metric_fn: ``metric_fn(logits, y) -> float``, e.g. :func:`accuracy`.
         batch_size: examples per forward pass.
+        device: where the model runs (it must already be there); each batch
+            is moved to it. None: where the data are.
 
     Returns:
         ``{"loss": ..., "metric": ...}`` with the keys whose function was given.
+
+    Examples:
+        >>> X, y = torch.eye(4), torch.tensor([0, 1, 2, 0])
+        >>> evaluate(nn.Identity(), (X, y), metric_fn=accuracy, batch_size=3)
+        {'metric': 0.75}
     """
     if loss_fn is None and metric_fn is None:
         raise ValueError("evaluate needs loss_fn, metric_fn or both")
     if batch_size < 1:
         raise ValueError(f"batch_size must be at least 1, got {batch_size}")
-    n = _check_data("data", data)
+    _check_data("data", data)
     was_training = model.training
     model.eval()
-    totals = {"loss": 0.0, "metric": 0.0}
+    logits, targets = [], []
     try:
         for X, y, *extra in _batches(data, batch_size, False, None):
-            logits = model(X, *extra)
-            if loss_fn is not None:
-                totals["loss"] += float(loss_fn(logits, y)) * len(y)
-            if metric_fn is not None:
-                totals["metric"] += float(metric_fn(logits, y)) * len(y)
+            X, y, *extra = _to(device, X, y, *extra)
+            logits.append(model(X, *extra))
+            targets.append(y)
     finally:
         model.train(was_training)
-    keep = {"loss": loss_fn is not None, "metric": metric_fn is not None}
-    return {k: v / n for k, v in totals.items() if keep[k]}
+    z, y = _gather("logits", logits), _gather("targets", targets)
+    out = {}
+    if loss_fn is not None:
+        out["loss"] = float(loss_fn(z, y))
+    if metric_fn is not None:
+        out["metric"] = float(metric_fn(z, y))
+    return out
+
+
+def _to(device: torch.device | str | None, *tensors: Tensor) -> list[Tensor]:
+    """The tensors on ``device`` (unchanged when it is None)."""
+    return [t if device is None else t.to(device) for t in tensors]
+
+
+def _gather(name: str, parts: list[Tensor]) -> Tensor:
+    """Concatenate the batches' tensors along the example dimension."""
+    try:
+        return torch.cat(parts)
+    except RuntimeError:
+        shapes = ", ".join(str(tuple(t.shape)) for t in parts[:3])
+        raise ValueError(
+            f"the batches' {name} must match beyond the first dimension to be "
+            f"gathered, got {shapes}, ..."
+        ) from None
 
 
 def fit(
@@ -223,6 +262,7 @@ def fit(
     progress: bool | None = None,
     weight_decay: float = 0.0,
     grad_clip: float | None = None,
+    device: torch.device | str | None = None,
 ) -> History:
     r"""Train ``model`` by mini-batch gradient descent; return per-epoch history.
 
@@ -231,9 +271,11 @@ def fit(
     :math:`\mathcal{L} = \text{loss\_fn}(\text{model}(X, \dots), y)`; for plain
     SGD that is :math:`\theta \leftarrow \theta - \eta\, \nabla_\theta \mathcal{L}`
     with :math:`\eta` = ``lr`` (Adam rescales the step per parameter).
-    ``"loss"`` and ``"metric"`` are running means over the epoch's batches
-    (weighted by batch size, model in train mode); ``"val_*"`` come from
-    :func:`evaluate` at the end of the epoch. For sequence labelling, pass a
+    ``"loss"`` is the running mean of the batch losses over the epoch
+    (weighted by batch size, model in train mode); ``"metric"`` is
+    ``metric_fn`` of all the epoch's training logits at once (as they came,
+    in train mode); ``"val_*"`` come from :func:`evaluate` at the end of the
+    epoch. For sequence labelling, pass a
     loss that handles ``(B, T, C)`` logits and padding, e.g.
     ``lambda z, y: F.cross_entropy(z.transpose(1, 2), y, ignore_index=-100)``.
 
@@ -253,6 +295,9 @@ def fit(
         progress: show a tqdm bar on stderr; None shows it only when stderr
             is a terminal (never inside a Jupyter kernel).
         grad_clip: clip the gradients' global norm to this value.
+        device: where to train (e.g. :func:`selfattn.lab.device.pick_device`):
+            the model is moved there (in place) and every batch with it.
+            None: where the model and the data are.
 
     Returns:
         The :class:`History`. The model is trained in place and left in the
@@ -269,6 +314,8 @@ def fit(
     n = _check_data("train_data", train_data)
     if val_data is not None:
         _check_data("val_data", val_data)
+    if device is not None:
+        model.to(device)
     opt = _make_optimizer(optimizer, model, lr, weight_decay)
     show = sys.stderr.isatty() if progress is None else bool(progress)
     history = History()
@@ -276,11 +323,12 @@ def fit(
     bar = tqdm(range(epochs), desc="epochs", disable=not show, file=sys.stderr)
     try:
         for epoch in bar:
-            start, total_loss, total_metric = time.perf_counter(), 0.0, 0.0
+            start, total_loss, seen = time.perf_counter(), 0.0, ([], [])
             model.train()
             for step, (X, y, *extra) in enumerate(
                 _batches(train_data, batch_size, True, generator)
             ):
+                X, y, *extra = _to(device, X, y, *extra)
                 logits = model(X, *extra)
                 loss = loss_fn(logits, y)
                 if not torch.isfinite(loss):
@@ -295,12 +343,16 @@ def fit(
                 opt.step()
                 total_loss += loss.item() * len(y)
                 if metric_fn is not None:
-                    total_metric += float(metric_fn(logits.detach(), y)) * len(y)
+                    seen[0].append(logits.detach())
+                    seen[1].append(y)
             history.loss.append(total_loss / n)
             if metric_fn is not None:
-                history.metric.append(total_metric / n)
+                z, y_all = _gather("logits", seen[0]), _gather("targets", seen[1])
+                history.metric.append(float(metric_fn(z, y_all)))
             if val_data is not None:
-                val = evaluate(model, val_data, loss_fn=loss_fn, metric_fn=metric_fn)
+                val = evaluate(
+                    model, val_data, loss_fn=loss_fn, metric_fn=metric_fn, device=device
+                )
                 history.val_loss.append(val["loss"])
                 if metric_fn is not None:
                     history.val_metric.append(val["metric"])

@@ -11,7 +11,7 @@ default base 0 the seeds are simply 0, 1, 2, ... and every offset below
 ``STRIDE`` gives a different stream for every base. Typical use in a
 notebook::
 
-    from selfattn import seeding
+    from selfattn.lab import seeding
     gen = seeding.generator()          # torch.Generator, offset 0
     rng = seeding.rng()                # numpy Generator, offset 0
     seeding.manual_seed(3)             # torch's global RNG (module init)

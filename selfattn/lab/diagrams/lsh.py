@@ -1,7 +1,7 @@
 """Reformer's angular LSH drawn in 2-D, and the attention pattern it allows.
 
 The hashing itself is :func:`selfattn.efficient.angular_lsh` (an algorithm,
-documented with the efficient attention); :func:`~selfattn.diagrams.lsh_buckets`
+documented with the efficient attention); :func:`~selfattn.lab.diagrams.lsh_buckets`
 draws its buckets and the block-diagonal pattern of pairs that may attend.
 """
 
@@ -15,7 +15,8 @@ import torch
 from matplotlib.colors import ListedColormap
 from matplotlib.figure import Figure
 
-from selfattn.diagrams._draw import (
+from selfattn.efficient.lsh import _check_buckets, _rotation, angular_lsh
+from selfattn.lab.diagrams._draw import (
     _YELLOW,
     BLACK,
     BLUE,
@@ -29,7 +30,6 @@ from selfattn.diagrams._draw import (
     VERMILLION,
     _check_int,
 )
-from selfattn.efficient.lsh import _check_buckets, _rotation, angular_lsh
 
 _FIXED_SEED = 0  # the default generator of lsh_buckets
 
@@ -58,7 +58,7 @@ def lsh_buckets(
     Returns:
         The figure; ``fig.axes[0]`` holds the points, ``fig.axes[1]`` the pattern.
     """
-    from selfattn.plotting import MARKERS
+    from selfattn.lab.plotting import MARKERS
 
     n_points = _check_int("n_points", n_points)
     n_buckets = _check_buckets(n_buckets)

@@ -10,49 +10,39 @@ the tiles of :func:`online_softmax_tiling` are the blocks that
 :func:`connectivity` come from a breadth-first search over its graphs. Change
 the library and the pictures change with it.
 
-Colours are those of :mod:`selfattn.plotting` (the Okabe-Ito ``PALETTE``,
+Colours are those of :mod:`selfattn.lab.plotting` (the Okabe-Ito ``PALETTE``,
 safe under colour-vision deficiency), and every colour code has a legend.
 The text is large enough to read with the figure shrunk to a 700-pixel page.
 The figures hold no Chinese; a chapter that adds a Chinese title calls
-:func:`selfattn.plotting.cjk_fallback` on the figure afterwards.
+:func:`selfattn.lab.plotting.cjk_fallback` on the figure afterwards.
 The only numbers not computed here are the memory sizes and bandwidths of
 :func:`memory_hierarchy`, quoted from Dao et al. (2022) in
 ``MEMORY_HIERARCHY``.
 
-Modules, in teaching order: :mod:`~selfattn.diagrams.pipeline` (single-head
-and multi-head pipelines), :mod:`~selfattn.diagrams.paths` (path lengths of
-convolution, recurrence, self-attention), :mod:`~selfattn.diagrams.tiling`
+Modules, in teaching order: :mod:`~selfattn.lab.diagrams.pipeline` (single-head
+and multi-head pipelines), :mod:`~selfattn.lab.diagrams.paths` (what convolution,
+recurrence and self-attention connect), :mod:`~selfattn.lab.diagrams.tiling`
 (the truncated band, the tiles of the online softmax),
-:mod:`~selfattn.diagrams.lsh` (Reformer's buckets; the hashing itself is
-:func:`selfattn.efficient.angular_lsh`), :mod:`~selfattn.diagrams.memory` (the
+:mod:`~selfattn.lab.diagrams.lsh` (Reformer's buckets; the hashing itself is
+:func:`selfattn.efficient.angular_lsh`), :mod:`~selfattn.lab.diagrams.memory` (the
 GPU memory hierarchy); their shared drawing primitives are private
-(``_draw``). Everything public is re-exported here:
-``selfattn.diagrams.qkv_pipeline``; so is ``angular_lsh``.
+(``_draw``). Every figure is re-exported here:
+``selfattn.lab.diagrams.qkv_pipeline``.
 """
 
-from selfattn.diagrams import memory
-from selfattn.diagrams.lsh import angular_lsh, lsh_buckets
-from selfattn.diagrams.memory import MemoryLevel, memory_hierarchy
-from selfattn.diagrams.paths import connectivity, path_lengths
-from selfattn.diagrams.pipeline import multi_head_flow, qkv_pipeline
-from selfattn.diagrams.tiling import online_softmax_tiling, truncated_band
-
-#: The levels of memory of an A100 GPU (40 GB) and its host, fastest and
-#: smallest first, as in Dao et al. (2022), FlashAttention, Fig. 1 left
-#: (references.bib key ``dao2022flashattention``); defined in
-#: :mod:`selfattn.diagrams.memory`.
-MEMORY_HIERARCHY = memory.MEMORY_HIERARCHY
+from selfattn.lab.diagrams.lsh import lsh_buckets
+from selfattn.lab.diagrams.memory import MemoryLevel, memory_hierarchy
+from selfattn.lab.diagrams.paths import connectivity
+from selfattn.lab.diagrams.pipeline import multi_head_flow, qkv_pipeline
+from selfattn.lab.diagrams.tiling import online_softmax_tiling, truncated_band
 
 __all__ = [  # in teaching order
     "qkv_pipeline",
     "multi_head_flow",
-    "path_lengths",
     "connectivity",
     "truncated_band",
     "online_softmax_tiling",
-    "angular_lsh",
     "lsh_buckets",
     "MemoryLevel",
-    "MEMORY_HIERARCHY",
     "memory_hierarchy",
 ]
