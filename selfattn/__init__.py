@@ -48,7 +48,7 @@ from selfattn.attention import (
     relu_weights,
     scaled_dot_product_attention,
 )
-from selfattn.masks import causal_mask, graph_mask, padding_mask, window_mask
+from selfattn.masks import causal_mask, graph_mask, length_mask, window_mask
 from selfattn.modules import MultiHeadAttention, SelfAttention, TransformerEncoderBlock
 from selfattn.scoring import (
     AdditiveScore,
@@ -85,7 +85,7 @@ __all__ = [
     "dot_score",
     "graph_mask",
     "masked_softmax",
-    "padding_mask",
+    "length_mask",
     "relu_weights",
     "scaled_dot_product_attention",
     "scaled_dot_score",

@@ -16,9 +16,8 @@ Convolutional               O(k n d^2)            O(1)             O(n/k), O(log
 Self-attention, restricted  O(r n d)              O(1)             O(n/r)
 ==========================  ====================  ===============  ==================
 
-The same quantities are also *computed* here by walking the graph of what
-one layer reads, as an independent check of the formulas:
-:func:`path_lengths` (a breadth-first search) and :func:`sequential_depth`.
+The last two columns are also *computed*, by walking the graph of what one
+layer reads, in :mod:`selfattn.paths`: an independent check of the formulas.
 :func:`loglog_slope` gives the exponent ``p`` of a power law ``y = c x^p``.
 Measured time and memory are the course bench's (:mod:`selfattn.lab.measure`).
 """
@@ -26,7 +25,6 @@ Measured time and memory are the course bench's (:mod:`selfattn.lab.measure`).
 from __future__ import annotations
 
 import math
-from collections import deque
 from collections.abc import Sequence
 from typing import Any
 
@@ -41,13 +39,9 @@ __all__ = [
     "sequential_operations",
     "max_path_length",
     "table1",
-    "layer_reads",
-    "path_lengths",
-    "sequential_depth",
     "loglog_slope",
 ]
 
-LAYERS = ("convolution", "recurrence", "self-attention")
 KINDS = ("self_attention", "recurrent", "convolutional", "restricted")
 
 
@@ -241,122 +235,6 @@ def table1(
             row["path_length"] = max_path_length(kind, n, k=k, r=r)
         out.append(row)
     return out
-
-
-# what one layer reads, and the path lengths and depth it implies
-
-
-def layer_reads(
-    kind: str, T: int, kernel: int = 3
-) -> tuple[list[list[int]], list[list[int]]]:
-    """What output ``i`` of one layer reads: input positions and earlier outputs.
-
-    Convolution: inputs ``|i - j| <= (kernel - 1) / 2``; recurrence: input
-    ``i`` and the previous hidden state ``i - 1``; self-attention: every input.
-
-    Args:
-        kind: ``"convolution"``, ``"recurrence"`` or ``"self-attention"``.
-        T: sequence length; kernel: the convolution's kernel size (odd).
-
-    Returns:
-        ``(reads, needs)``: ``reads[i]`` the input positions output ``i``
-        reads, ``needs[i]`` the earlier outputs it must wait for.
-
-    Examples:
-        >>> layer_reads("recurrence", 3)
-        ([[0], [1], [2]], [[], [0], [1]])
-    """
-    if kind not in LAYERS:
-        raise ValueError(f"kind must be one of {LAYERS}, got kind={kind!r}")
-    r = (kernel - 1) // 2
-    if kind == "convolution":
-        reads = [[j for j in range(T) if abs(i - j) <= r] for i in range(T)]
-    elif kind == "recurrence":
-        reads = [[i] for i in range(T)]
-    else:
-        reads = [list(range(T)) for _ in range(T)]
-    needs = [[i - 1] if kind == "recurrence" and i > 0 else [] for i in range(T)]
-    return reads, needs
-
-
-def sequential_depth(needs: Sequence[Sequence[int]]) -> int:
-    """The longest chain of outputs that must be computed one after another.
-
-    Args:
-        needs: ``needs[i]`` the earlier outputs output ``i`` waits for, as
-            :func:`layer_reads` returns.
-
-    Returns:
-        The number of sequential operations of the layer (0 for no output).
-
-    Examples:
-        >>> sequential_depth(layer_reads("recurrence", 5)[1])
-        5
-        >>> sequential_depth(layer_reads("self-attention", 5)[1])
-        1
-    """
-    depth: list[int] = []
-    for before in needs:  # outputs only need earlier outputs
-        depth.append(1 + max((depth[j] for j in before), default=0))
-    return max(depth, default=0)
-
-
-def path_lengths(T: int, kernel: int = 3) -> dict[str, int]:
-    r"""The maximum path length between two positions, for three kinds of layer.
-
-    One operation moves information from position ``j`` to position ``i``
-    when output ``i`` reads input ``j`` (a convolution with a centred kernel:
-    :math:`|i - j| \le (k - 1)/2`; self-attention: every ``j``) or the hidden
-    state ``j = i - 1`` (a recurrence). A breadth-first search over these
-    moves, one more stacked layer (or recurrent step) per level, gives the
-    fewest operations from each position to each other one; the maximum over
-    the pairs it connects is returned (Vaswani et al., 2017, sec. 4):
-    :math:`\lceil (T - 1) / ((k - 1)/2) \rceil` for the convolution,
-    :math:`T - 1` for the recurrence (information flows forwards only) and
-    :math:`1` for self-attention; 0 for all when ``T = 1``.
-
-    Args:
-        T: sequence length (positive).
-        kernel: convolution kernel size ``k``: odd and at least 3 (a centred
-            kernel; ``k = 1`` never connects two positions).
-
-    Returns:
-        ``{"convolution": ..., "recurrence": ..., "self-attention": ...}``.
-
-    Examples:
-        >>> path_lengths(8)
-        {'convolution': 7, 'recurrence': 7, 'self-attention': 1}
-    """
-    _pos(T=T)
-    _pos(kernel=kernel)
-    if kernel < 3:
-        raise ValueError(f"kernel must be at least 3, got kernel={kernel}")
-    if kernel % 2 == 0:
-        raise ValueError(
-            "kernel must be odd (a kernel centred on each position), "
-            f"got kernel={kernel}"
-        )
-    result = {}
-    for kind in LAYERS:
-        reads, needs = layer_reads(kind, T, kernel)
-        moves = [[] for _ in range(T)]  # moves[j]: positions reached from j
-        for i in range(T):
-            for j in set(reads[i]) | set(needs[i]):
-                if j != i:
-                    moves[j].append(i)
-        longest = 0
-        for a in range(T):  # breadth-first search from every position
-            dist = {a: 0}
-            queue = deque([a])
-            while queue:
-                j = queue.popleft()
-                for i in moves[j]:
-                    if i not in dist:
-                        dist[i] = dist[j] + 1
-                        queue.append(i)
-            longest = max(longest, *dist.values())
-        result[kind] = longest
-    return result
 
 
 def loglog_slope(xs: Sequence[float], ys: Sequence[float]) -> float:

@@ -36,6 +36,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from selfattn._checks import check_mask, check_tensor, shape_str
+from selfattn._params import init_from
 from selfattn.attention import masked_softmax, scaled_dot_product_attention
 from selfattn.masks import graph_mask
 
@@ -182,16 +183,20 @@ class GraphAttentionLayer(nn.Module):
             )
         self.num_heads, self.out_dim, self.concat = num_heads, out_dim, concat
         self.negative_slope = negative_slope
-        self.W = nn.Parameter(torch.empty(num_heads, in_dim, out_dim))
-        self.a = nn.Parameter(torch.empty(num_heads, 2 * out_dim))
         width = num_heads * out_dim if concat else out_dim
         self.bias = nn.Parameter(torch.zeros(width)) if bias else None
         self.drop = nn.Dropout(dropout)
+        with init_from(self, generator):
+            self.W = nn.Parameter(torch.empty(num_heads, in_dim, out_dim))
+            self.a = nn.Parameter(torch.empty(num_heads, 2 * out_dim))
+
+    def reset_parameters_from(self, generator: torch.Generator | None) -> None:
+        """Draw ``W`` and ``a`` again: Glorot uniform, from ``generator``."""
+        _, in_dim, out_dim = self.W.shape
         bound_W = math.sqrt(6.0 / (in_dim + out_dim))
         bound_a = math.sqrt(6.0 / (2 * out_dim + 1))
-        with torch.no_grad():
-            self.W.uniform_(-bound_W, bound_W, generator=generator)
-            self.a.uniform_(-bound_a, bound_a, generator=generator)
+        self.W.uniform_(-bound_W, bound_W, generator=generator)
+        self.a.uniform_(-bound_a, bound_a, generator=generator)
 
     def forward(self, x: Tensor, mask: Tensor) -> Tensor:
         """x ``(N, F)`` or ``(B, N, F)``, mask ``(N, N)`` -> ``(..., N, H F')``
@@ -247,12 +252,14 @@ class GAT(nn.Module):
         generator: torch.Generator | None = None,
     ) -> None:
         super().__init__()
-        kw = {"dropout": dropout, "generator": generator}
-        self.layer1 = GraphAttentionLayer(in_dim, hidden_dim, num_heads, **kw)
-        self.layer2 = GraphAttentionLayer(
-            num_heads * hidden_dim, num_classes, 1, concat=False, **kw
-        )
-        self.drop = nn.Dropout(dropout)
+        with init_from(self, generator):
+            self.layer1 = GraphAttentionLayer(
+                in_dim, hidden_dim, num_heads, dropout=dropout
+            )
+            self.layer2 = GraphAttentionLayer(
+                num_heads * hidden_dim, num_classes, 1, concat=False, dropout=dropout
+            )
+            self.drop = nn.Dropout(dropout)
 
     def forward(self, x: Tensor, mask: Tensor) -> Tensor:
         """x ``(N, F)``, mask ``(N, N)`` -> logits ``(N, C)``."""

@@ -14,7 +14,7 @@ from selfattn._checks import shape_str
 
 __all__ = [
     "causal_mask",
-    "padding_mask",
+    "length_mask",
     "window_mask",
     "graph_mask",
     "from_key_padding_mask",
@@ -36,24 +36,29 @@ def causal_mask(T_q: int, T_k: int | None = None, *, device=None) -> Tensor:
     return torch.ones(T_q, T_k, dtype=torch.bool, device=device).tril()
 
 
-def padding_mask(valid_lens: Tensor | list[int], T: int) -> Tensor:
-    """Keys at positions ``>= valid_lens[b]`` of sequence ``b`` are padding.
+def length_mask(lengths: Tensor | list[int], T: int) -> Tensor:
+    """True at the real tokens of padded sequences: key ``j`` of sequence ``b``
+    may be attended iff ``j < lengths[b]``.
+
+    The polarity is the library's (True = may attend), the opposite of
+    PyTorch's ``key_padding_mask``, which is True at the *padding*
+    (:func:`from_key_padding_mask` translates).
 
     Args:
-        valid_lens: ``(B,)`` integers, the real length of each sequence.
+        lengths: ``(B,)`` integers, the real length of each sequence.
         T: the padded length.
     Returns:
         ``(B, 1, T)`` bool, broadcastable to scores ``(B, T_q, T)``; use
         ``mask[:, None]`` for per-head scores ``(B, H, T_q, T)``.
     """
-    lens = torch.as_tensor(valid_lens)
+    lens = torch.as_tensor(lengths)
     if lens.dim() != 1 or lens.is_floating_point():
         raise ValueError(
-            f"valid_lens must be a 1-D integer sequence (B,), got shape "
+            f"lengths must be a 1-D integer sequence (B,), got shape "
             f"{shape_str(lens)} and dtype {lens.dtype}"
         )
     if ((lens < 0) | (lens > T)).any():
-        raise ValueError(f"valid_lens must lie in [0, T={T}], got {lens.tolist()}")
+        raise ValueError(f"lengths must lie in [0, T={T}], got {lens.tolist()}")
     positions = torch.arange(T, device=lens.device)
     return (positions[None, :] < lens[:, None])[:, None, :]  # (B, 1, T)
 

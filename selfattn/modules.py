@@ -17,7 +17,7 @@ import torch
 from torch import Tensor, nn
 
 from selfattn._checks import check_mask, check_tensor, shape_str
-from selfattn._init import kept_global_rng, redraw_parameters
+from selfattn._params import init_from
 from selfattn.attention import attend, scaled_dot_product_attention
 
 __all__ = ["SelfAttention", "MultiHeadAttention", "TransformerEncoderBlock"]
@@ -51,7 +51,7 @@ class SelfAttention(nn.Module):
     as in the lecture).
 
     Args:
-        d_in: input width ``D``; d_k: query/key width; d_v: value width
+        embed_dim: input width ``D``; d_k: query/key width; d_v: value width
             (default ``d_k``); bias: add biases to the projections.
         generator: draws the initial weights (PyTorch's default
             distribution); None = torch's global generator.
@@ -59,23 +59,23 @@ class SelfAttention(nn.Module):
 
     def __init__(
         self,
-        d_in: int,
+        embed_dim: int,
         d_k: int,
         d_v: int | None = None,
-        bias: bool = False,
         *,
+        bias: bool = False,
         generator: torch.Generator | None = None,
     ):
         super().__init__()
-        with kept_global_rng(generator):  # init draws leave torch's RNG alone
-            self.d_in, self.d_k, self.d_v = d_in, d_k, d_v or d_k
-            self.W_q = nn.Linear(d_in, d_k, bias=bias)
-            self.W_k = nn.Linear(d_in, d_k, bias=bias)
-            self.W_v = nn.Linear(d_in, self.d_v, bias=bias)
-            redraw_parameters(self, generator)
+        with init_from(self, generator):
+            self.embed_dim, self.d_k = embed_dim, d_k
+            self.d_v = d_k if d_v is None else d_v
+            self.W_q = nn.Linear(embed_dim, d_k, bias=bias)
+            self.W_k = nn.Linear(embed_dim, d_k, bias=bias)
+            self.W_v = nn.Linear(embed_dim, self.d_v, bias=bias)
 
     def _project(self, x: Tensor) -> tuple[Tensor, Tensor, Tensor]:
-        _check_input("x", x, self.d_in)
+        _check_input("x", x, self.embed_dim)
         return self.W_q(x), self.W_k(x), self.W_v(x)  # (B, T, d_k|d_k|d_v)
 
     def forward(
@@ -130,7 +130,7 @@ class MultiHeadAttention(nn.Module):
         generator: torch.Generator | None = None,
     ):
         super().__init__()
-        with kept_global_rng(generator):  # init draws leave torch's RNG alone
+        with init_from(self, generator):
             if num_heads <= 0 or embed_dim % num_heads != 0:
                 raise ValueError(
                     f"embed_dim={embed_dim} must be divisible by num_heads={num_heads} "
@@ -142,13 +142,12 @@ class MultiHeadAttention(nn.Module):
             self.W_k = nn.Linear(embed_dim, embed_dim, bias=bias)
             self.W_v = nn.Linear(embed_dim, embed_dim, bias=bias)
             self.W_o = nn.Linear(embed_dim, embed_dim, bias=bias)
-            redraw_parameters(self, generator)
 
     def _split(self, x: Tensor) -> Tensor:
         B, T, _ = x.shape
         return x.view(B, T, self.num_heads, self.d_k).transpose(1, 2)  # (B, H, T, d_k)
 
-    def _project(
+    def _heads_and_mask(
         self,
         query: Tensor,
         key: Tensor | None,
@@ -192,12 +191,12 @@ class MultiHeadAttention(nn.Module):
 
         ``key`` defaults to ``query`` (self-attention), ``value`` to ``key``.
         ``mask``: bool ``(T_q, T_k)`` or ``(B, T_q, T_k)`` (e.g. from
-        :func:`selfattn.masks.padding_mask`), or already per head
+        :func:`selfattn.masks.length_mask`), or already per head
         ``(B, H, T_q, T_k)``; True = may attend. ``causal``: query ``i``
         attends only keys ``j <= i``.
         """
         # 1) project and split into heads, 2) attend, 3) concatenate and W_o
-        q, k, v, mask = self._project(query, key, value, mask)  # (B, H, T, d_k)
+        q, k, v, mask = self._heads_and_mask(query, key, value, mask)  # (B, H, T, d_k)
         heads = attend(q, k, v, mask, causal=causal)  # (B, H, T_q, d_k)
         return self._merge(heads)  # (B, T_q, D)
 
@@ -217,7 +216,7 @@ class MultiHeadAttention(nn.Module):
         key). PyTorch's ``nn.MultiheadAttention`` returns these with
         ``average_attn_weights=False``.
         """
-        q, k, v, mask = self._project(query, key, value, mask)  # (B, H, T, d_k)
+        q, k, v, mask = self._heads_and_mask(query, key, value, mask)  # (B, H, T, d_k)
         return scaled_dot_product_attention(q, k, v, mask, causal=causal)[1]
 
     @classmethod
@@ -290,8 +289,8 @@ class TransformerEncoderBlock(nn.Module):
         generator: torch.Generator | None = None,
     ):
         super().__init__()
-        with kept_global_rng(generator):  # init draws leave torch's RNG alone
-            ff_dim = ff_dim or 4 * embed_dim
+        with init_from(self, generator):
+            ff_dim = 4 * embed_dim if ff_dim is None else ff_dim
             self.norm1 = nn.LayerNorm(embed_dim)
             self.attn = MultiHeadAttention(embed_dim, num_heads)
             self.norm2 = nn.LayerNorm(embed_dim)
@@ -299,7 +298,6 @@ class TransformerEncoderBlock(nn.Module):
                 nn.Linear(embed_dim, ff_dim), nn.GELU(), nn.Linear(ff_dim, embed_dim)
             )
             self.drop = nn.Dropout(dropout)
-            redraw_parameters(self, generator)
 
     def forward(
         self, x: Tensor, mask: Tensor | None = None, *, causal: bool = False

@@ -30,6 +30,7 @@ import torch
 from torch import Tensor, nn
 
 from selfattn._checks import LOW_PRECISION, check_no_nan, check_tensor, shape_str
+from selfattn._params import init_from
 
 __all__ = [
     "frequencies",
@@ -42,31 +43,32 @@ __all__ = [
 ]
 
 
-def _check_dim(dim: int) -> None:
-    if not isinstance(dim, int) or dim <= 0 or dim % 2 != 0:
+def _check_dim(embed_dim: int) -> None:
+    if not isinstance(embed_dim, int) or embed_dim <= 0 or embed_dim % 2 != 0:
         raise ValueError(
-            f"dim must be a positive even integer (sin/cos pairs), got dim={dim}"
+            "embed_dim must be a positive even integer (sin/cos pairs), "
+            f"got embed_dim={embed_dim}"
         )
 
 
-def frequencies(dim: int, base: float = 10000.0) -> Tensor:
+def frequencies(embed_dim: int, base: float = 10000.0) -> Tensor:
     r"""The angular frequencies :math:`\omega_j = \text{base}^{-2j/d}`, float64.
 
     Args:
-        dim: the encoding width ``d`` (even); base: the wavelength scale.
+        embed_dim: the encoding width ``d`` (even); base: the wavelength scale.
     Returns:
-        ``(dim // 2,)``, from :math:`\omega_0 = 1` down towards ``1 / base``.
+        ``(embed_dim // 2,)``, from :math:`\omega_0 = 1` down towards ``1 / base``.
     """
-    _check_dim(dim)
+    _check_dim(embed_dim)
     if base <= 0:
         raise ValueError(f"base must be positive, got base={base}")
-    j = torch.arange(dim // 2, dtype=torch.float64)
-    return base ** (-2.0 * j / dim)  # (dim/2,)
+    j = torch.arange(embed_dim // 2, dtype=torch.float64)
+    return base ** (-2.0 * j / embed_dim)  # (embed_dim/2,)
 
 
 def sinusoidal_encoding(
     num_positions: int,
-    dim: int,
+    embed_dim: int,
     base: float = 10000.0,
     *,
     dtype: torch.dtype = torch.float32,
@@ -79,25 +81,30 @@ def sinusoidal_encoding(
 
     Args:
         num_positions: how many positions ``i = 0 .. num_positions - 1``.
-        dim: the width ``d``; must be even (ValueError otherwise).
+        embed_dim: the width ``d``; must be even (ValueError otherwise).
         base: the wavelength scale, 10000 in the paper.
         dtype: of the result, float32 by default; device: of the result.
     Returns:
-        ``P`` of shape ``(num_positions, dim)``; add ``P[:T]`` to ``x (B, T, dim)``.
+        ``P`` of shape ``(num_positions, embed_dim)``; add ``P[:T]`` to ``x``
+        ``(B, T, embed_dim)``.
     """
     if num_positions < 0:
         raise ValueError(f"num_positions must be non-negative, got {num_positions}")
-    omega = frequencies(dim, base)  # (dim/2,)
+    omega = frequencies(embed_dim, base)  # (embed_dim/2,)
     i = torch.arange(num_positions, dtype=torch.float64)
-    angles = i[:, None] * omega[None, :]  # (num_positions, dim/2)
-    P = torch.empty(num_positions, dim, dtype=torch.float64)
+    angles = i[:, None] * omega[None, :]  # (num_positions, embed_dim/2)
+    P = torch.empty(num_positions, embed_dim, dtype=torch.float64)
     P[:, 0::2] = torch.sin(angles)  # even columns 2j
     P[:, 1::2] = torch.cos(angles)  # odd columns 2j+1
     return P.to(dtype=dtype, device=device)
 
 
 def offset_rotation(
-    delta: float, dim: int, base: float = 10000.0, *, dtype: torch.dtype = torch.float32
+    delta: float,
+    embed_dim: int,
+    base: float = 10000.0,
+    *,
+    dtype: torch.dtype = torch.float32,
 ) -> Tensor:
     r"""The 2x2 maps :math:`M_j(\delta)` taking position ``i`` to ``i + delta``.
 
@@ -110,36 +117,41 @@ def offset_rotation(
     for every ``i`` (the angle-sum formulas); ``M_j`` does not depend on ``i``.
 
     Args:
-        delta: the offset (any real, may be negative); dim: even width; base.
+        delta: the offset (any real, may be negative); embed_dim: even width; base.
         dtype: of the result.
     Returns:
-        ``(dim // 2, 2, 2)``, block ``j`` acting on the pair ``(2j, 2j+1)``.
+        ``(embed_dim // 2, 2, 2)``, block ``j`` acting on the pair ``(2j, 2j+1)``.
     """
-    theta = float(delta) * frequencies(dim, base)  # (dim/2,)
+    theta = float(delta) * frequencies(embed_dim, base)  # (embed_dim/2,)
     c, s = torch.cos(theta), torch.sin(theta)
     M = torch.stack([torch.stack([c, s], -1), torch.stack([-s, c], -1)], -2)
-    return M.to(dtype)  # (dim/2, 2, 2)
+    return M.to(dtype)  # (embed_dim/2, 2, 2)
 
 
 def offset_matrix(
-    delta: float, dim: int, base: float = 10000.0, *, dtype: torch.dtype = torch.float32
+    delta: float,
+    embed_dim: int,
+    base: float = 10000.0,
+    *,
+    dtype: torch.dtype = torch.float32,
 ) -> Tensor:
-    r"""The blocks of :func:`offset_rotation` as one ``(dim, dim)`` matrix.
+    r"""The blocks of :func:`offset_rotation` as one ``(embed_dim, embed_dim)`` matrix.
 
     Block diagonal, so ``M @ P[i] == P[i + delta]`` for a column vector, or
     ``P[:-delta] @ M.T == P[delta:]`` for the rows of the table.
 
     Returns:
-        ``(dim, dim)``.
+        ``(embed_dim, embed_dim)``.
     """
-    return torch.block_diag(*offset_rotation(delta, dim, base, dtype=dtype))
+    return torch.block_diag(*offset_rotation(delta, embed_dim, base, dtype=dtype))
 
 
-def _check_x(x: Tensor, dim: int) -> None:
+def _check_x(x: Tensor, embed_dim: int) -> None:
     check_tensor("x", x, min_dim=2)
-    if x.shape[-1] != dim:
+    if x.shape[-1] != embed_dim:
         raise ValueError(
-            f"x must have width {dim} in its last dimension (..., T, {dim}), "
+            f"x must have width {embed_dim} in its last dimension "
+            f"(..., T, {embed_dim}), "
             f"got shape {shape_str(x)}"
         )
 
@@ -151,19 +163,21 @@ class SinusoidalPositionalEncoding(nn.Module):
     the dtype and device of ``x``.
 
     Args:
-        dim: the model width ``D`` (even); base: wavelength scale.
+        embed_dim: the model width ``D`` (even); base: wavelength scale.
     """
 
-    def __init__(self, dim: int, base: float = 10000.0) -> None:
+    def __init__(self, embed_dim: int, base: float = 10000.0) -> None:
         super().__init__()
-        _check_dim(dim)
-        self.dim, self.base = dim, base
+        _check_dim(embed_dim)
+        self.embed_dim, self.base = embed_dim, base
 
     def forward(self, x: Tensor) -> Tensor:
         """x ``(B, T, D)`` or ``(T, D)`` -> ``x + P[:T]`` of the same shape."""
-        _check_x(x, self.dim)
+        _check_x(x, self.embed_dim)
         T = x.shape[-2]
-        P = sinusoidal_encoding(T, self.dim, self.base, dtype=x.dtype, device=x.device)
+        P = sinusoidal_encoding(
+            T, self.embed_dim, self.base, dtype=x.dtype, device=x.device
+        )
         return x + P  # (..., T, D)
 
 
@@ -174,33 +188,38 @@ class LearnedPositionalEmbedding(nn.Module):
     ``max_len - 1``: longer sequences raise a ``ValueError``.
 
     Args:
-        max_len: number of positions in the table; dim: width ``D``.
+        max_len: number of positions in the table; embed_dim: width ``D``.
         generator: for the initial values (normal, std 0.02); optional.
     """
 
     def __init__(
-        self, max_len: int, dim: int, *, generator: torch.Generator | None = None
+        self, max_len: int, embed_dim: int, *, generator: torch.Generator | None = None
     ) -> None:
         super().__init__()
-        if max_len <= 0 or dim <= 0:
+        if max_len <= 0 or embed_dim <= 0:
             raise ValueError(
-                f"max_len and dim must be positive, got max_len={max_len}, dim={dim}"
+                "max_len and embed_dim must be positive, got "
+                f"max_len={max_len}, embed_dim={embed_dim}"
             )
-        self.max_len, self.dim = max_len, dim
-        self.weight = nn.Parameter(torch.empty(max_len, dim))
-        self.reset_parameters_from(generator)
+        with init_from(self, generator):
+            self.max_len, self.embed_dim = max_len, embed_dim
+            self.weight = nn.Parameter(torch.empty(max_len, embed_dim))
 
     def reset_parameters_from(self, generator: torch.Generator | None) -> None:
         """Draw the table again: normal, std 0.02, from ``generator``."""
         with torch.no_grad():
             nn.init.normal_(self.weight, std=0.02, generator=generator)
 
-    def forward(self, x: Tensor | int) -> Tensor:
-        """x ``(B, T, D)`` -> ``x + E[:T]``; an int ``T`` -> the rows ``E[:T]``."""
-        T = x if isinstance(x, int) else None
-        if T is None:
-            _check_x(x, self.dim)
-            T = x.shape[-2]
+    def forward(self, x: Tensor) -> Tensor:
+        """x ``(B, T, D)`` or ``(T, D)`` -> ``x + E[:T]`` of the same shape."""
+        _check_x(x, self.embed_dim)
+        return x + self.rows(x.shape[-2]).to(x.dtype)  # (..., T, D)
+
+    def rows(self, T: int) -> Tensor:
+        """The table's first ``T`` rows ``E[:T]``, ``(T, D)``: the codes of
+        positions ``0, ..., T - 1``."""
+        if isinstance(T, bool) or not isinstance(T, int):
+            raise TypeError(f"T must be an int, got {type(T).__name__}")
         if T > self.max_len:
             raise ValueError(
                 f"sequence length T={T} exceeds max_len={self.max_len} of this "
@@ -208,8 +227,7 @@ class LearnedPositionalEmbedding(nn.Module):
             )
         if T < 0:
             raise ValueError(f"sequence length must be non-negative, got T={T}")
-        E = self.weight[:T]  # (T, D)
-        return E if isinstance(x, int) else x + E.to(x.dtype)  # (..., T, D)
+        return self.weight[:T]  # (T, D)
 
 
 def apply_rotary(

@@ -19,7 +19,7 @@ import torch
 from torch import Tensor, nn
 
 from selfattn._checks import check_no_nan, check_tensor, shape_str
-from selfattn._init import kept_global_rng, redraw_parameters
+from selfattn._params import init_from
 
 __all__ = [
     "dot_score",
@@ -114,11 +114,10 @@ class AdditiveScore(nn.Module):
         generator: torch.Generator | None = None,
     ) -> None:
         super().__init__()
-        with kept_global_rng(generator):  # init draws leave torch's RNG alone
+        with init_from(self, generator):
             self.W_q = nn.Linear(d_q, d_hidden, bias=False)
             self.W_k = nn.Linear(d_k, d_hidden, bias=False)
             self.w_v = nn.Linear(d_hidden, 1, bias=False)
-            redraw_parameters(self, generator)
 
     def forward(self, q: Tensor, k: Tensor) -> Tensor:
         """q ``(..., T_q, d_q)``, k ``(..., T_k, d_k)`` -> ``(..., T_q, T_k)``."""
@@ -148,7 +147,11 @@ class BilinearScore(nn.Module):
         self, d_q: int, d_k: int, *, generator: torch.Generator | None = None
     ) -> None:
         super().__init__()
-        self.W = nn.Parameter(torch.empty(d_q, d_k))
+        with init_from(self, generator):
+            self.W = nn.Parameter(torch.empty(d_q, d_k))
+
+    def reset_parameters_from(self, generator: torch.Generator | None) -> None:
+        """Draw ``W`` again: Glorot uniform, from ``generator``."""
         nn.init.xavier_uniform_(self.W, generator=generator)
 
     def forward(self, q: Tensor, k: Tensor) -> Tensor:

@@ -7,7 +7,8 @@ self-attention that *is* a convolution.
   every pixel is a token: a ``5 x 10`` RGB image is a set of 50 vectors of 3.
 * :class:`ViT`: patch embedding, class token, learned positions, pre-norm
   Transformer encoder blocks, linear classifier.
-* :class:`SmallCNN`: the baseline with a built-in locality prior.
+* (:class:`selfattn.lab.baselines.SmallCNN`, the baseline with a built-in
+  locality prior, is the course bench's.)
 * :func:`conv2d_as_attention`: Cordonnier et al. (2020, Theorem 1): a
   multi-head self-attention layer with :math:`K^2` heads and relative
   positional attention reproduces any :math:`K \times K` convolution. Head
@@ -28,7 +29,7 @@ import torch
 from torch import Tensor, nn
 
 from selfattn._checks import check_tensor, shape_str
-from selfattn._init import kept_global_rng, redraw_parameters
+from selfattn._params import init_from
 from selfattn.attention import masked_softmax
 from selfattn.modules import TransformerEncoderBlock
 from selfattn.positional import LearnedPositionalEmbedding
@@ -36,7 +37,6 @@ from selfattn.positional import LearnedPositionalEmbedding
 __all__ = [
     "patchify",
     "ViT",
-    "SmallCNN",
     "kernel_offsets",
     "relative_position_mask",
     "conv2d_as_attention",
@@ -92,10 +92,11 @@ class ViT(nn.Module):
         patch: the side ``p`` of a square patch; it must divide ``image_size``.
         in_channels: the number of image channels ``C``.
         num_classes: the number of outputs.
-        dim: the model width ``D``.
+        embed_dim: the model width ``D``.
         depth: the number of encoder blocks.
         num_heads: the number of heads per block.
-        ff_dim: the hidden width of the blocks' FFN, default ``2 D``.
+        ff_dim: the hidden width of the blocks' FFN, default ``4 D`` (as
+            :class:`~selfattn.modules.TransformerEncoderBlock`).
         dropout: dropout rate in the blocks.
         pool: ``"cls"`` classifies the class token's output, as in the
             paper. ``"mean"`` classifies the average of the patch outputs,
@@ -112,7 +113,7 @@ class ViT(nn.Module):
         in_channels: int,
         num_classes: int,
         *,
-        dim: int = 32,
+        embed_dim: int = 32,
         depth: int = 2,
         num_heads: int = 4,
         ff_dim: int | None = None,
@@ -121,23 +122,23 @@ class ViT(nn.Module):
         generator: torch.Generator | None = None,
     ) -> None:
         super().__init__()
-        with kept_global_rng(generator):  # init draws leave torch's RNG alone
+        with init_from(self, generator):
             if pool not in ("cls", "mean"):
                 raise ValueError(f"pool must be 'cls' or 'mean', got {pool!r}")
             self.pool = pool
             if image_size % patch:
                 raise ValueError(f"patch={patch} must divide image_size={image_size}")
             self.patch, self.num_patches = patch, (image_size // patch) ** 2
-            self.embed = nn.Linear(in_channels * patch * patch, dim)
-            self.cls = nn.Parameter(torch.zeros(1, 1, dim))
-            self.pos = LearnedPositionalEmbedding(self.num_patches + 1, dim)
+            D = embed_dim
+            self.embed = nn.Linear(in_channels * patch * patch, D)
+            self.cls = nn.Parameter(torch.zeros(1, 1, D))
+            self.pos = LearnedPositionalEmbedding(self.num_patches + 1, D)
             self.blocks = nn.ModuleList(
-                TransformerEncoderBlock(dim, num_heads, ff_dim or 2 * dim, dropout)
+                TransformerEncoderBlock(D, num_heads, ff_dim, dropout)
                 for _ in range(depth)
             )
-            self.norm = nn.LayerNorm(dim)
-            self.head = nn.Linear(dim, num_classes)
-            redraw_parameters(self, generator)
+            self.norm = nn.LayerNorm(D)
+            self.head = nn.Linear(D, num_classes)
 
     def _tokens(self, images: Tensor) -> Tensor:
         """images ``(B, C, H, W)`` -> :math:`z_0` ``(B, N + 1, D)``."""
@@ -166,45 +167,6 @@ class ViT(nn.Module):
             weights.append(block.attention_weights(z))  # (B, heads, N + 1, N + 1)
             z = block(z)  # (B, N + 1, D)
         return weights
-
-
-class SmallCNN(nn.Module):
-    """Two 3x3 convolutions with ReLU and 2x2 max pooling, then a linear layer.
-
-    ``(B, C, H, W)`` -> ``(B, num_classes)``; ``H`` and ``W`` divisible by 4.
-
-    Args:
-        in_channels: ``C``; num_classes: outputs; image_size: ``H = W``;
-        channels: widths of the two convolutions.
-        generator: draws the initial weights; None = torch's global generator.
-    """
-
-    def __init__(
-        self,
-        in_channels: int,
-        num_classes: int,
-        *,
-        image_size: int = 8,
-        channels: tuple[int, int] = (16, 32),
-        generator: torch.Generator | None = None,
-    ) -> None:
-        super().__init__()
-        with kept_global_rng(generator):  # init draws leave torch's RNG alone
-            c1, c2 = channels
-            self.features = nn.Sequential(
-                nn.Conv2d(in_channels, c1, 3, padding=1),
-                nn.ReLU(),
-                nn.MaxPool2d(2),  # (B, c1, H/2, W/2)
-                nn.Conv2d(c1, c2, 3, padding=1),
-                nn.ReLU(),
-                nn.MaxPool2d(2),  # (B, c2, H/4, W/4)
-            )
-            self.head = nn.Linear(c2 * (image_size // 4) ** 2, num_classes)
-            redraw_parameters(self, generator)
-
-    def forward(self, images: Tensor) -> Tensor:
-        """images ``(B, C, H, W)`` -> logits ``(B, num_classes)``."""
-        return self.head(self.features(_check_images(images)).flatten(1))
 
 
 # --- self-attention as convolution (Cordonnier et al., 2020) ----------------

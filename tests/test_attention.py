@@ -240,9 +240,9 @@ def test_fully_masked_row_gradient_is_finite_and_zero(gen):
     q, k, v = (_req(randn(gen, 4, 3)) for _ in range(3))
     mask = torch.ones(4, 4, dtype=torch.bool)
     mask[2] = False
-    for attend in OUTPUT_PATHS.values():
+    for path in OUTPUT_PATHS.values():
         q.grad = None
-        out = attend(q, k, v, mask)
+        out = path(q, k, v, mask)
         out.sum().backward()
         assert torch.isfinite(q.grad).all()
         assert torch.equal(q.grad[2], torch.zeros(3, dtype=q.dtype))

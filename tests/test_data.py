@@ -23,7 +23,7 @@ from selfattn.lab.data import (
 
 @pytest.fixture(scope="module")
 def corpus():
-    return pos_corpus(3000, seed=0)
+    return pos_corpus(3000, generator=0)
 
 
 def _rule_tag(words: list[str], t: int) -> str:
@@ -39,8 +39,8 @@ def test_pos_shapes_and_padding(corpus):
     N, T = corpus.tokens.shape
     assert N == len(corpus) == 3000
     assert corpus.tags.shape == corpus.ambiguous.shape == (N, T)
-    assert int(corpus.valid_lens.max()) == T
-    pad = torch.arange(T)[None, :] >= corpus.valid_lens[:, None]
+    assert int(corpus.lengths.max()) == T
+    pad = torch.arange(T)[None, :] >= corpus.lengths[:, None]
     assert (corpus.tokens[pad] == 0).all() and (corpus.tokens[~pad] != 0).all()
     assert (corpus.tags[pad] == PAD_TAG).all() and (corpus.tags[~pad] >= 0).all()
     assert not corpus.ambiguous[pad].any()
@@ -95,15 +95,17 @@ def test_pos_distant_cues_are_invisible_locally(corpus):
 
 @pytest.mark.parametrize("min_gap, max_gap", [(0, 0), (2, 5), (4, 4)])
 def test_pos_gap_range(min_gap, max_gap):
-    c = pos_corpus(400, seed=1, distant_fraction=1.0, min_gap=min_gap, max_gap=max_gap)
+    c = pos_corpus(
+        400, generator=1, distant_fraction=1.0, min_gap=min_gap, max_gap=max_gap
+    )
     d = c.cue_distance[c.ambiguous]
     assert int(d.min()) == min_gap + 1 and int(d.max()) == max_gap + 1
 
 
 def test_pos_deterministic_and_generator_equivalent():
-    a = pos_corpus(50, seed=7)
-    b = pos_corpus(50, seed=np.random.default_rng(7))
-    c = pos_corpus(50, seed=8)
+    a = pos_corpus(50, generator=7)
+    b = pos_corpus(50, generator=np.random.default_rng(7))
+    c = pos_corpus(50, generator=8)
     assert torch.equal(a.tokens, b.tokens) and torch.equal(a.tags, b.tags)
     assert not torch.equal(a.tokens[:, :5], c.tokens[:, :5])
 
@@ -111,10 +113,10 @@ def test_pos_deterministic_and_generator_equivalent():
 @pytest.mark.parametrize(
     "kwargs, err",
     [
-        ({"num_sentences": 0, "seed": 0}, ValueError),
-        ({"num_sentences": 5, "seed": "0"}, TypeError),
-        ({"num_sentences": 5, "seed": 0, "min_gap": 3, "max_gap": 2}, ValueError),
-        ({"num_sentences": 5, "seed": 0, "distant_fraction": 1.5}, ValueError),
+        ({"num_sentences": 0, "generator": 0}, ValueError),
+        ({"num_sentences": 5, "generator": "0"}, TypeError),
+        ({"num_sentences": 5, "generator": 0, "min_gap": 3, "max_gap": 2}, ValueError),
+        ({"num_sentences": 5, "generator": 0, "distant_fraction": 1.5}, ValueError),
     ],
 )
 def test_pos_bad_input(kwargs, err):
@@ -138,7 +140,7 @@ def _segments(row: list[int]) -> list[tuple[int, int]]:
 
 @pytest.mark.parametrize("seconds, F, P", [(0.5, 8, 3), (2.0, 16, 6), (1.23, 5, 8)])
 def test_speech_shapes_and_durations(seconds, F, P):
-    s = speech_frames(4, seconds, seed=0, num_features=F, num_phonemes=P)
+    s = speech_frames(4, seconds, generator=0, num_features=F, num_phonemes=P)
     T = round(100 * seconds)
     assert s.features.shape == (4, T, F) and s.labels.shape == (4, T)
     assert s.spectra.shape == (P, F) and len(s.phonemes) == P
@@ -152,9 +154,9 @@ def test_speech_shapes_and_durations(seconds, F, P):
 
 
 def test_speech_features_are_spectrum_plus_noise():
-    clean = speech_frames(3, 1.0, seed=3, noise=0.0)
+    clean = speech_frames(3, 1.0, generator=3, noise=0.0)
     assert torch.equal(clean.features, clean.spectra[clean.labels])
-    noisy = speech_frames(40, 2.0, seed=3, noise=0.7)
+    noisy = speech_frames(40, 2.0, generator=3, noise=0.7)
     eps = noisy.features - noisy.spectra[noisy.labels]
     assert abs(eps.mean().item()) < 0.01
     assert abs(eps.std().item() - 0.7) < 0.01
@@ -175,7 +177,7 @@ def test_phoneme_spectra_formula():
 def test_speech_needs_only_local_context():
     """Averaging a few neighbouring frames before the nearest-spectrum rule
     labels better than one frame: local context helps."""
-    s = speech_frames(20, 3.0, seed=0)
+    s = speech_frames(20, 3.0, generator=0)
 
     def nearest(x):
         return torch.cdist(x, s.spectra[None].expand(len(x), -1, -1)).argmin(-1)
@@ -189,18 +191,18 @@ def test_speech_needs_only_local_context():
 
 def test_speech_bad_input():
     with pytest.raises(ValueError, match="num_phonemes"):
-        speech_frames(2, 1.0, seed=0, num_phonemes=9)
+        speech_frames(2, 1.0, generator=0, num_phonemes=9)
     with pytest.raises(ValueError, match="seconds"):
-        speech_frames(2, 0.001, seed=0)
+        speech_frames(2, 0.001, generator=0)
     with pytest.raises(ValueError, match="min_frames"):
-        speech_frames(2, 1.0, seed=0, min_frames=5, max_frames=4)
+        speech_frames(2, 1.0, generator=0, min_frames=5, max_frames=4)
 
 
 # --- digits ---------------------------------------------------------------------
 
 
 def test_digits_split_is_a_stratified_partition():
-    d = digits(test_fraction=0.25, seed=0)
+    d = digits(test_fraction=0.25, generator=0)
     ref = load_digits()
     assert d.X_train.shape[1:] == (1, 8, 8) and d.X_train.dtype == torch.float32
     assert len(d.y_train) + len(d.y_test) == len(ref.target) == 1797
@@ -217,11 +219,11 @@ def test_digits_split_is_a_stratified_partition():
 
 
 def test_digits_deterministic():
-    a, b, c = digits(seed=1), digits(seed=1), digits(seed=2)
+    a, b, c = digits(generator=1), digits(generator=1), digits(generator=2)
     assert torch.equal(a.X_test, b.X_test) and torch.equal(a.y_test, b.y_test)
     assert not torch.equal(a.X_test, c.X_test)
     with pytest.raises(ValueError, match="test_fraction"):
-        digits(test_fraction=1.0)
+        digits(test_fraction=1.0, generator=0)
 
 
 # --- karate_club ------------------------------------------------------------
@@ -243,7 +245,7 @@ def test_karate_matches_networkx():
 
 
 def test_karate_split_and_features():
-    k = karate_club(labelled_per_class=3, seed=0, features="degree")
+    k = karate_club(labelled_per_class=3, generator=0, features="degree")
     assert k.features.shape == (34, 2)
     deg = torch.tensor(
         [d for _, d in nx.karate_club_graph().degree()], dtype=torch.float
@@ -252,9 +254,9 @@ def test_karate_split_and_features():
     for c in (0, 1):
         assert int((k.labels[k.train_mask] == c).sum()) == 3
     assert k.train_mask[0] and k.train_mask[33]
-    again = karate_club(labelled_per_class=3, seed=0)
+    again = karate_club(labelled_per_class=3, generator=0)
     assert torch.equal(again.train_mask, k.train_mask)
-    with pytest.raises(ValueError, match="seed"):
+    with pytest.raises(ValueError, match="generator"):
         karate_club(labelled_per_class=2)
     with pytest.raises(ValueError, match="features"):
         karate_club(features="random")

@@ -1,4 +1,4 @@
-"""selfattn.lab.diagrams (Agg backend): what is drawn equals what the library computes."""
+"""selfattn.lab.diagrams (Agg): what is drawn equals what the library computes."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import torch  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.text import Text  # noqa: E402
 
-from selfattn import complexity  # noqa: E402
+from selfattn import paths  # noqa: E402
 from selfattn.lab import diagrams  # noqa: E402
 from selfattn.masks import window_mask  # noqa: E402
 
@@ -236,7 +236,7 @@ def stacked_path_lengths(T: int, kernel: int) -> dict[str, int]:
 @pytest.mark.parametrize("T", [1, 2, 3, 5, 8, 9])
 @pytest.mark.parametrize("kernel", [3, 5, 7])
 def test_path_lengths_match_stacked_layers(T, kernel):
-    got = complexity.path_lengths(T, kernel)
+    got = paths.path_lengths(T, kernel)
     assert got == stacked_path_lengths(T, kernel)
     if T > 1:  # Vaswani et al. (2017), Table 1: O(n/k), O(n), O(1)
         assert got["convolution"] == math.ceil((T - 1) / ((kernel - 1) // 2))
@@ -249,7 +249,7 @@ def test_path_lengths_match_stacked_layers(T, kernel):
 )
 def test_path_lengths_bad_arguments(args, name):
     with pytest.raises(ValueError, match=name):
-        complexity.path_lengths(*args)
+        paths.path_lengths(*args)
 
 
 def n_edges(ax) -> int:
@@ -265,11 +265,11 @@ def test_connectivity_draws_the_edges_and_prints_the_computed_numbers():
     assert n_edges(conv) == band
     assert n_edges(attn) == T * T
     assert n_edges(rnn) == T and len(rnn.patches) == T - 1  # x_t -> h_t, h chain
-    paths = complexity.path_lengths(T, kernel)
-    assert paths == {"convolution": 3, "recurrence": 5, "self-attention": 1}
+    found = paths.path_lengths(T, kernel)
+    assert found == {"convolution": 3, "recurrence": 5, "self-attention": 1}
     for ax, kind, steps in ((conv, "convolution", 1), (rnn, "recurrence", T),
                             (attn, "self-attention", 1)):  # fmt: skip
-        shown(ax, f"max path length: {paths[kind]}", f"sequential operations: {steps}")
+        shown(ax, f"max path length: {found[kind]}", f"sequential operations: {steps}")
 
 
 def test_connectivity_bad_arguments():

@@ -65,7 +65,9 @@ def test_local_equals_window_masked_dense(gen, radius, causal, T):
     q, k, v = _qkv(gen, 2, 3, T_q=T, d_k=8, d_v=5)
     mask = window_mask(T, radius, causal=causal)
     expected = _dense(q, k, v, mask)  # not PyTorch's kernel, which local uses
-    torch.testing.assert_close(local_attention(q, k, v, radius, causal=causal), expected)
+    torch.testing.assert_close(
+        local_attention(q, k, v, radius, causal=causal), expected
+    )
 
 
 def test_local_float32_and_no_batch(gen):
@@ -99,9 +101,7 @@ def test_local_bad_input(gen):
     mask_shape=st.sampled_from(["full", "row", "col"]),
     seed=st.integers(0, 2**16),
 )
-def test_chunked_equals_dense(
-    T_q, T_k, B_k, B_q, causal, density, mask_shape, seed
-):
+def test_chunked_equals_dense(T_q, T_k, B_k, B_q, causal, density, mask_shape, seed):
     gen = torch.Generator().manual_seed(seed)
     q, k, v = _qkv(gen, 2, 3, T_q=T_q, T_k=T_k, d_k=4, d_v=3)
     mask = None
@@ -133,9 +133,7 @@ def test_chunked_fully_masked_rows_are_zero(gen, B_k, B_q):
     mask = torch.ones(2, 12, 9, dtype=torch.bool)
     mask[0, 3] = False  # query 3 of batch 0 sees nothing
     mask[1, :, :] = False  # batch 1 sees nothing at all
-    out = chunked_attention(
-        q, k, v, mask, B_k=B_k, B_q=B_q
-    )
+    out = chunked_attention(q, k, v, mask, B_k=B_k, B_q=B_q)
     assert not out.isnan().any()
     assert (out[0, 3] == 0).all() and (out[1] == 0).all()
     torch.testing.assert_close(out, _dense(q, k, v, mask))
@@ -146,9 +144,7 @@ def test_chunked_matches_torch_fused_with_scale(gen, dtype):
     q, k, v = _qkv(gen, 1, 4, T_q=300, d_k=16, dtype=dtype)
     for causal in (False, True):
         expected = F.scaled_dot_product_attention(q, k, v, is_causal=causal, scale=0.3)
-        out = chunked_attention(
-            q, k, v, causal=causal, B_k=64, B_q=96, scale=0.3
-        )
+        out = chunked_attention(q, k, v, causal=causal, B_k=64, B_q=96, scale=0.3)
         torch.testing.assert_close(out, expected)
 
 
@@ -164,15 +160,11 @@ def test_chunked_gradcheck(gen):
     mask = torch.rand(2, 7, 6, generator=gen) < 0.6
     mask[0, 2] = False  # a fully masked row: zero output, zero gradient
     assert torch.autograd.gradcheck(
-        lambda q, k, v: chunked_attention(
-            q, k, v, mask, B_k=4, B_q=3
-        ),
+        lambda q, k, v: chunked_attention(q, k, v, mask, B_k=4, B_q=3),
         (q, k, v),
     )
     assert torch.autograd.gradcheck(
-        lambda q, k, v: chunked_attention(
-            q, k, v, causal=True, B_k=3, B_q=2
-        ),
+        lambda q, k, v: chunked_attention(q, k, v, causal=True, B_k=3, B_q=2),
         (q, k, v),
     )
 
@@ -367,5 +359,3 @@ def test_linformer_projects_keys_and_values(gen):
         linformer_attention(q, k, v, E[:, :5], Fp)
     with pytest.raises(ValueError, match="k_proj"):
         linformer_attention(q, k, v, E, Fp[:3])
-
-

@@ -99,9 +99,7 @@ def test_gradcheck(gen, name):
         mask[1, 0, 3] = False  # query 3 of one head sees nothing
 
     def f(q, k, v):
-        return chunked_attention(
-            q, k, v, mask, causal=causal, B_q=b_q, B_k=b_k
-        )
+        return chunked_attention(q, k, v, mask, causal=causal, B_q=b_q, B_k=b_k)
 
     assert torch.autograd.gradcheck(f, (q, k, v))
 
@@ -109,9 +107,7 @@ def test_gradcheck(gen, name):
 def test_gradcheck_with_scale(gen):
     q, k, v = _qkv(gen, 2, T_q=6, T_k=7)
     assert torch.autograd.gradcheck(
-        lambda q, k, v: chunked_attention(
-            q, k, v, scale=0.7, B_k=3, B_q=4
-        ),
+        lambda q, k, v: chunked_attention(q, k, v, scale=0.7, B_k=3, B_q=4),
         (q, k, v),
     )
 
@@ -139,9 +135,7 @@ def test_fully_masked_rows_have_zero_gradient(gen):
     density=st.sampled_from([None, 0.0, 0.2, 0.7]),
     seed=st.integers(0, 2**16),
 )
-def test_gradients_equal_dense(
-    T_q, T_k, B_k, B_q, causal, density, seed
-):
+def test_gradients_equal_dense(T_q, T_k, B_k, B_q, causal, density, seed):
     gen = torch.Generator().manual_seed(seed)
     q, k, v = _qkv(gen, 2, 2, T_q=T_q, T_k=T_k)
     mask = None if density is None else _random_mask(gen, (2, 2, T_q, T_k), density)

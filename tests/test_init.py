@@ -7,17 +7,18 @@ import torch
 from torch import nn
 
 from selfattn import MultiHeadAttention, SelfAttention, TransformerEncoderBlock
-from selfattn._init import redraw_parameters
+from selfattn._params import redraw_parameters
 from selfattn.graph import GAT
+from selfattn.lab.baselines import SmallCNN
 from selfattn.positional import LearnedPositionalEmbedding
 from selfattn.scoring import AdditiveScore, BilinearScore
-from selfattn.vision import SmallCNN, ViT
+from selfattn.vision import ViT
 
 MAKERS = {
     "SelfAttention": lambda g: SelfAttention(6, 4, bias=True, generator=g),
     "MultiHeadAttention": lambda g: MultiHeadAttention(8, 2, generator=g),
     "TransformerEncoderBlock": lambda g: TransformerEncoderBlock(8, 2, generator=g),
-    "ViT": lambda g: ViT(8, 4, 1, 3, dim=8, depth=1, num_heads=2, generator=g),
+    "ViT": lambda g: ViT(8, 4, 1, 3, embed_dim=8, depth=1, num_heads=2, generator=g),
     "SmallCNN": lambda g: SmallCNN(1, 3, channels=(2, 3), generator=g),
     "AdditiveScore": lambda g: AdditiveScore(3, 4, 5, generator=g),
     "BilinearScore": lambda g: BilinearScore(3, 4, generator=g),

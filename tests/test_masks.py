@@ -11,7 +11,7 @@ import torch.nn.functional as F
 from selfattn import (
     causal_mask,
     graph_mask,
-    padding_mask,
+    length_mask,
     scaled_dot_product_attention,
     window_mask,
 )
@@ -37,11 +37,11 @@ def test_causal_mask_matches_torch_is_causal(gen):
     )
 
 
-@pytest.mark.parametrize("valid_lens", [[3, 1, 4], [0, 4], torch.tensor([2])])
-def test_padding_mask(valid_lens):
+@pytest.mark.parametrize("lengths", [[3, 1, 4], [0, 4], torch.tensor([2])])
+def test_padding_mask(lengths):
     T = 4
-    m = padding_mask(valid_lens, T)
-    lens = list(torch.as_tensor(valid_lens).tolist())
+    m = length_mask(lengths, T)
+    lens = list(torch.as_tensor(lengths).tolist())
     assert m.shape == (len(lens), 1, T)
     for b, n in enumerate(lens):
         assert m[b, 0].tolist() == [j < n for j in range(T)]
@@ -52,7 +52,7 @@ def test_from_key_padding_mask_inverts_torch_polarity():
     key_padding_mask = torch.arange(4)[None, :] >= lens[:, None]  # True = ignore
     m = from_key_padding_mask(key_padding_mask)
     assert m.shape == (3, 1, 4)
-    assert torch.equal(m, padding_mask(lens, 4))
+    assert torch.equal(m, length_mask(lens, 4))
 
 
 @pytest.mark.parametrize("T", [1, 5, 8])

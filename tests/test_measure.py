@@ -114,8 +114,9 @@ def test_cpu_time_rejects_a_non_positive_repeat_count():
 
 
 def test_assert_faster_passes_a_clear_gap_and_returns_its_ratio():
-    ratio = assert_faster(lambda: sum(range(100)), lambda: sum(range(200_000)),
-                          factor=10)
+    ratio = assert_faster(
+        lambda: sum(range(100)), lambda: sum(range(200_000)), factor=10
+    )
     assert ratio >= 10
 
 

@@ -14,7 +14,7 @@ from selfattn import (
     SelfAttention,
     TransformerEncoderBlock,
     causal_mask,
-    padding_mask,
+    length_mask,
     scaled_dot_product_attention,
 )
 from selfattn.masks import from_key_padding_mask
@@ -124,7 +124,7 @@ def test_from_torch_key_padding_translation(gen, batch_first, use_attn_mask):
         ref, x, x, x, key_padding_mask=key_padding_mask, attn_mask=attn_mask
     )
     mask = from_key_padding_mask(key_padding_mask)  # (B, 1, T)
-    assert torch.equal(mask, padding_mask(lens, T))
+    assert torch.equal(mask, length_mask(lens, T))
     if use_attn_mask:
         mask = mask & ~attn_mask  # (B, T, T)
     out, w = ours(x, mask=mask), ours.attention_weights(x, mask=mask)

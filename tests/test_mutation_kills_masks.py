@@ -14,7 +14,7 @@ from selfattn.masks import (
     causal_mask,
     from_key_padding_mask,
     graph_mask,
-    padding_mask,
+    length_mask,
     window_mask,
 )
 
@@ -45,7 +45,7 @@ def test_window_mask_against_a_loop(T, radius, causal):
 
 
 def test_padding_mask_at_lengths_zero_and_full():
-    m = padding_mask([0, 3, 1], 3)
+    m = length_mask([0, 3, 1], 3)
     expected = torch.tensor([[[0, 0, 0]], [[1, 1, 1]], [[1, 0, 0]]], dtype=torch.bool)
     assert m.shape == (3, 1, 3) and torch.equal(m, expected)
 
@@ -70,26 +70,26 @@ def test_graph_mask_from_weights_and_tensors():
         (lambda: causal_mask(-1), ValueError, r"^T_q must be non-negative, got -1$"),
         (lambda: causal_mask(2, -3), ValueError, r"^T_k must be non-negative, got -3$"),
         (
-            lambda: padding_mask(torch.tensor([[1], [2]]), 3),
+            lambda: length_mask(torch.tensor([[1], [2]]), 3),
             ValueError,
-            r"^valid_lens must be a 1-D integer sequence \(B,\), got shape \(2, 1\) "
+            r"^lengths must be a 1-D integer sequence \(B,\), got shape \(2, 1\) "
             r"and dtype torch\.int64$",
         ),
         (
-            lambda: padding_mask(torch.tensor([1.0, 2.0]), 3),
+            lambda: length_mask(torch.tensor([1.0, 2.0]), 3),
             ValueError,
-            r"^valid_lens must be a 1-D integer sequence \(B,\), got shape \(2\) "
+            r"^lengths must be a 1-D integer sequence \(B,\), got shape \(2\) "
             r"and dtype torch\.float32$",
         ),
         (
-            lambda: padding_mask([1, 4], 3),
+            lambda: length_mask([1, 4], 3),
             ValueError,
-            r"^valid_lens must lie in \[0, T=3\], got \[1, 4\]$",
+            r"^lengths must lie in \[0, T=3\], got \[1, 4\]$",
         ),
         (
-            lambda: padding_mask([-1, 2], 3),
+            lambda: length_mask([-1, 2], 3),
             ValueError,
-            r"^valid_lens must lie in \[0, T=3\], got \[-1, 2\]$",
+            r"^lengths must lie in \[0, T=3\], got \[-1, 2\]$",
         ),
         (
             lambda: window_mask(4, -1),

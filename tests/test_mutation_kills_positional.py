@@ -81,10 +81,10 @@ def test_sinusoidal_encoding_names_a_negative_length():
 
 def test_learned_embedding_of_no_position(gen):
     table = LearnedPositionalEmbedding(4, 3, generator=gen)
-    assert table(0).shape == (0, 3)
+    assert table.rows(0).shape == (0, 3)
     x = torch.zeros(2, 0, 3)
     assert table(x).shape == (2, 0, 3)
-    torch.testing.assert_close(table(2), table.weight[:2])
+    torch.testing.assert_close(table.rows(2), table.weight[:2])
 
 
 def test_learned_embedding_names_a_negative_length(gen):
@@ -92,7 +92,7 @@ def test_learned_embedding_names_a_negative_length(gen):
     with pytest.raises(
         ValueError, match=r"^sequence length must be non-negative, got T=-1$"
     ):
-        table(-1)
+        table.rows(-1)
 
 
 def test_learned_embedding_keeps_half_precision(gen):
@@ -134,12 +134,12 @@ def test_learned_embedding_keeps_half_precision(gen):
         (
             lambda: LearnedPositionalEmbedding(0, 3),
             ValueError,
-            "max_len and dim must be positive, got max_len=0, dim=3",
+            "max_len and embed_dim must be positive, got max_len=0, embed_dim=3",
         ),
         (
             lambda: LearnedPositionalEmbedding(4, 0),
             ValueError,
-            "max_len and dim must be positive, got max_len=4, dim=0",
+            "max_len and embed_dim must be positive, got max_len=4, embed_dim=0",
         ),
     ],
 )
@@ -149,8 +149,8 @@ def test_positional_errors_name_the_argument(call, error, message):
 
 
 def test_learned_embedding_of_one_position_and_one_dimension(gen):
-    assert LearnedPositionalEmbedding(1, 3, generator=gen)(1).shape == (1, 3)
-    assert LearnedPositionalEmbedding(4, 1, generator=gen)(2).shape == (2, 1)
+    assert LearnedPositionalEmbedding(1, 3, generator=gen).rows(1).shape == (1, 3)
+    assert LearnedPositionalEmbedding(4, 1, generator=gen).rows(2).shape == (2, 1)
 
 
 def test_learned_embedding_starts_normal_with_std_0_02():
@@ -195,7 +195,10 @@ def test_rope_in_half_precision_is_rounded_once(gen, dtype):
 
 @pytest.mark.parametrize("dim", [0, -2, 3, 2.0])
 def test_frequencies_name_a_bad_dim(dim):
-    message = f"dim must be a positive even integer (sin/cos pairs), got dim={dim}"
+    message = (
+        "embed_dim must be a positive even integer (sin/cos pairs), "
+        f"got embed_dim={dim}"
+    )
     with pytest.raises(ValueError, match="^" + re.escape(message) + "$"):
         frequencies(dim)
 

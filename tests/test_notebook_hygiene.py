@@ -82,7 +82,7 @@ def test_kernel_and_first_cells(path):
 LITERAL_SEED = re.compile(
     r"(?<!seeding\.)manual_seed\(\s*\d"  # torch.manual_seed(0), g.manual_seed(1)
     r"|default_rng\(\s*\d"  # np.random.default_rng(0)
-    r"|\b(?:seed|random_state)\s*=\s*\d"  # pos_corpus(..., seed=9), random_state=0
+    r"|\b(?:seed|generator|random_state)\s*=\s*\d"  # generator=9, random_state=0
     r"|np\.random\.seed\(|random\.seed\("
 )
 
@@ -91,9 +91,9 @@ LITERAL_SEED = re.compile(
 def test_every_seed_comes_from_the_seed_helper(path):
     nb = _load(path)
     source = "\n".join("".join(c["source"]) for c in _code_cells(nb))
-    assert re.search(r"from selfattn\.lab import (\([^)]*)?[^\n]*\bseeding\b", source), (
-        f"{path.name}: import the seed helper (from selfattn.lab import seeding)"
-    )
+    assert re.search(
+        r"from selfattn\.lab import (\([^)]*)?[^\n]*\bseeding\b", source
+    ), f"{path.name}: import the seed helper (from selfattn.lab import seeding)"
     literal = [m.group(0) for m in LITERAL_SEED.finditer(source)]
     assert not literal, (
         f"{path.name}: seeds typed as literals {literal}; derive them with "

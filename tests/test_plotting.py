@@ -1,4 +1,4 @@
-"""selfattn.lab.plotting on the Agg backend: drawn data equal the input, no figure leaks."""
+"""selfattn.lab.plotting (Agg): drawn data equal the input, no figure leaks."""
 
 from __future__ import annotations
 

@@ -109,7 +109,7 @@ def test_learned_embedding(gen):
     assert torch.equal(emb.weight, again.weight)  # randomness only via generator
     x = torch.randn(2, 10, 4, generator=gen)
     torch.testing.assert_close(emb(x), x + emb.weight[:10])
-    assert torch.equal(emb(16), emb.weight)
+    assert torch.equal(emb.rows(16), emb.weight)
     emb(x).sum().backward()
     assert torch.equal(emb.weight.grad[:10], torch.full((10, 4), 2.0))
     assert torch.equal(emb.weight.grad[10:], torch.zeros(6, 4))
@@ -122,7 +122,7 @@ def test_learned_embedding_refuses_positions_past_its_table(T):
     with pytest.raises(ValueError, match=msg):
         emb(torch.zeros(1, T, 4))
     with pytest.raises(ValueError, match=msg):
-        emb(T)
+        emb.rows(T)
 
 
 # --- RoPE ------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""selfattn.lab.training: learns a toy problem, reproducibly, silently, checking input."""
+"""selfattn.lab.training: learns a toy problem, reproducibly, silently, checked."""
 
 from __future__ import annotations
 
@@ -253,3 +253,49 @@ def test_evaluate_needs_a_function(gen):
     X, y = separable(gen, n=20)
     with pytest.raises(ValueError, match="loss_fn, metric_fn or both"):
         evaluate(new_linear(), (X, y))
+
+
+@pytest.mark.parametrize("batch_size", [1, 3, 7, 64, 256, 999, 1000, 4096])
+def test_evaluate_counts_exactly_at_any_batch_size(batch_size):
+    """990 correct of 1000 is exactly 0.99, however the batches fall: accuracy
+    counts in integers and evaluate applies it once to every logit (a float32
+    mean of batch accuracies gave 0.98999999666 or 0.9900000095)."""
+    y = torch.arange(1000) % 3
+    logits = F.one_hot(y, 3).float()
+    logits[::100] = logits[::100].roll(1, dims=-1)  # 10 wrong, spread out
+    data = (logits, y)
+    res = evaluate(nn.Identity(), data, metric_fn=accuracy, batch_size=batch_size)
+    assert res["metric"] == 0.99
+    assert accuracy(logits, y) == 0.99
+
+
+def test_fit_metric_is_exact_over_the_epoch(gen):
+    """fit's training metric is that of all the epoch's logits at once."""
+    X = torch.randn(1000, 2, generator=gen)
+    y = (X[:, 0] > 0).long()
+    model = nn.Linear(2, 2)
+    seen = []
+
+    def metric(z, t):
+        seen.append(len(t))
+        return accuracy(z, t)
+
+    fit(model, (X, y), loss_fn=F.cross_entropy, epochs=2, lr=1e-3, batch_size=37,
+        metric_fn=metric, generator=gen)  # fmt: skip
+    assert seen == [1000, 1000]  # once per epoch, on every example
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_fit_and_evaluate_run_on_the_device(gen):  # pragma: no cover
+    X, y = torch.randn(64, 2, generator=gen), torch.randint(0, 2, (64,), generator=gen)
+    model = nn.Linear(2, 2)
+    fit(model, (X, y), loss_fn=F.cross_entropy, epochs=1, device="cuda")
+    assert next(model.parameters()).is_cuda
+    assert 0 <= evaluate(model, (X, y), metric_fn=accuracy, device="cuda")["metric"]
+
+
+def test_fit_moves_the_model_to_the_device(gen):
+    X, y = torch.randn(64, 2, generator=gen), torch.randint(0, 2, (64,), generator=gen)
+    model = nn.Linear(2, 2).double()
+    fit(model, (X.double(), y), loss_fn=F.cross_entropy, epochs=1, device="cpu")
+    assert next(model.parameters()).device.type == "cpu"

@@ -8,8 +8,8 @@ import torch
 import torch.nn.functional as F
 
 from selfattn import scaled_dot_product_attention
+from selfattn.lab.baselines import SmallCNN
 from selfattn.vision import (
-    SmallCNN,
     ViT,
     conv2d_as_attention,
     kernel_offsets,
@@ -130,7 +130,7 @@ def test_conv_as_attention_bad_input(gen):
 
 def test_vit_and_cnn_shapes_and_gradients():
     torch.manual_seed(0)
-    vit = ViT(8, 2, 1, 10, dim=16, depth=2, num_heads=2)
+    vit = ViT(8, 2, 1, 10, embed_dim=16, depth=2, num_heads=2)
     x = torch.rand(5, 1, 8, 8)
     logits, weights = vit(x), vit.attention_weights(x)
     assert logits.shape == (5, 10)
@@ -150,7 +150,7 @@ def test_vit_mean_pool_reads_the_patch_average():
     """pool="mean": the head sees the mean of the patch outputs (oracle: the
     blocks run by hand, then the same norm and head)."""
     torch.manual_seed(0)
-    vit = ViT(8, 4, 1, 3, dim=8, depth=1, num_heads=2, pool="mean").eval()
+    vit = ViT(8, 4, 1, 3, embed_dim=8, depth=1, num_heads=2, pool="mean").eval()
     x = torch.rand(2, 1, 8, 8)
     z = vit.embed(patchify(x, 4))  # (B, N, D)
     z = vit.pos(torch.cat([vit.cls.expand(2, -1, -1), z], dim=1))
@@ -163,7 +163,7 @@ def test_vit_positions_matter():
     """Without positions a ViT is blind to where patches are: permuting the
     patches would not change its output. With learned positions it does."""
     torch.manual_seed(0)
-    vit = ViT(4, 2, 1, 3, dim=8, depth=1, num_heads=2)
+    vit = ViT(4, 2, 1, 3, embed_dim=8, depth=1, num_heads=2)
     with torch.no_grad():
         vit.pos.weight.normal_()
     x = torch.rand(1, 1, 4, 4)
@@ -179,7 +179,7 @@ def test_vit_attention_weights_block_by_block():
     """Each block's weights: the explicit attention of that block's heads on
     LN of its input, the input being the previous block's output (blocks run
     by hand); rows sum to 1; forward is unchanged by asking for weights."""
-    vit = ViT(8, 4, 1, 3, dim=8, depth=2, num_heads=2)
+    vit = ViT(8, 4, 1, 3, embed_dim=8, depth=2, num_heads=2)
     vit = vit.double().eval()
     x = torch.rand(2, 1, 8, 8, generator=torch.Generator().manual_seed(1))
     x = x.double()

@@ -14,7 +14,7 @@ notebook::
     from selfattn.lab import seeding
     gen = seeding.generator()          # torch.Generator, offset 0
     rng = seeding.rng()                # numpy Generator, offset 0
-    seeding.manual_seed(3)             # torch's global RNG (module init)
+    seeding.seed_global(3)             # torch's global RNG (module init)
     runs = seeding.seeds(5)            # five derived seeds for five runs
 """
 
@@ -30,7 +30,7 @@ __all__ = [
     "STRIDE",
     "base_seed",
     "generator",
-    "manual_seed",
+    "seed_global",
     "rng",
     "seed",
     "seeds",
@@ -92,8 +92,8 @@ def rng(offset: int = 0) -> np.random.Generator:
     return np.random.default_rng(seed(offset))
 
 
-def manual_seed(offset: int = 0) -> int:
-    """Seed torch's global RNG with ``seed(offset)`` and return that seed.
+def seed_global(offset: int = 0) -> int:
+    """Seed torch's *global* RNG with ``seed(offset)`` and return that seed.
 
     Only for what draws from the global RNG (``nn.Module`` initialisation,
     dropout); pass a :func:`generator` wherever a function accepts one.

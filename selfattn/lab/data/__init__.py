@@ -1,7 +1,7 @@
 r"""Small data sets for the chapters: generated, or shipped inside a package.
 
-Nothing here downloads. Every generator is deterministic given ``seed`` (an
-``int`` or a ``numpy.random.Generator``); the library never seeds globally.
+Nothing here downloads. Every generator is deterministic given ``generator`` (a
+``numpy.random.Generator``, or an ``int`` seed); the library never seeds globally.
 
 * :func:`pos_corpus`: a synthetic part-of-speech corpus whose ambiguous words
   (*saw*, *watch*, *fly*, *book*, *play*: noun or verb) need sentence

@@ -9,14 +9,15 @@ import numpy as np
 PAD_TAG = -100  # tag of padding positions: ``F.cross_entropy``'s ignore_index
 
 
-def _rng(seed: int | np.random.Generator) -> np.random.Generator:
+def _rng(generator: np.random.Generator | int) -> np.random.Generator:
     """A numpy generator from an explicit seed (never the global state)."""
-    if isinstance(seed, np.random.Generator):
-        return seed
-    if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
-        return np.random.default_rng(int(seed))
+    if isinstance(generator, np.random.Generator):
+        return generator
+    if isinstance(generator, (int, np.integer)) and not isinstance(generator, bool):
+        return np.random.default_rng(int(generator))
     raise TypeError(
-        f"seed must be an int or a numpy.random.Generator, got {type(seed).__name__}"
+        "generator must be a numpy.random.Generator or an int seed, got "
+        f"{type(generator).__name__}"
     )
 
 

@@ -40,7 +40,7 @@ def karate_club(
     *,
     features: str = "identity",
     labelled_per_class: int = 1,
-    seed: int | np.random.Generator | None = None,
+    generator: np.random.Generator | int | None = None,
 ) -> KarateClub:
     """Zachary's (1977) karate club, split for semi-supervised learning.
 
@@ -48,7 +48,7 @@ def karate_club(
     "Mr. Hi") and the administrator (node 33, "Officer"); the label of a
     member is the club they joined. As in the semi-supervised setting of Kipf
     and Welling (2017), only a few nodes are labelled: always the two leaders,
-    plus ``labelled_per_class - 1`` more per club drawn with ``seed``. The
+    plus ``labelled_per_class - 1`` more per club drawn with ``generator``. The
     graph's interaction counts are ignored: an edge is an edge.
 
     Args:
@@ -57,7 +57,7 @@ def karate_club(
             ``"degree"``: ``(N, 2)``, the degree divided by the largest
             degree, and a constant 1.
         labelled_per_class: labelled nodes per club (at least 1).
-        seed: required when ``labelled_per_class > 1``.
+        generator: required when ``labelled_per_class > 1``.
 
     Returns:
         A :class:`KarateClub`.
@@ -79,9 +79,11 @@ def karate_club(
     train = torch.zeros(N, dtype=torch.bool)
     train[[0, 33]] = True
     if labelled_per_class > 1:
-        if seed is None:
-            raise ValueError("labelled_per_class > 1 draws nodes at random: pass seed")
-        rng = _rng(seed)
+        if generator is None:
+            raise ValueError(
+                "labelled_per_class > 1 draws nodes at random: pass generator"
+            )
+        rng = _rng(generator)
         for c in (0, 1):
             pool = [i for i in range(N) if labels[i] == c and not train[i]]
             train[rng.choice(pool, labelled_per_class - 1, replace=False)] = True

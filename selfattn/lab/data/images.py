@@ -25,17 +25,17 @@ class ImageSplit:
 
 
 def digits(
-    *, test_fraction: float = 0.25, seed: int | np.random.Generator = 0
+    *, test_fraction: float = 0.25, generator: np.random.Generator | int
 ) -> ImageSplit:
     """scikit-learn's 1,797 handwritten digits (8x8, bundled: no download).
 
     Pixel intensities 0..16 are scaled to ``[0, 1]``. The split is stratified:
     of each digit's images, a fraction ``test_fraction`` (rounded) goes to the
-    test set, chosen by ``seed``; indices are kept in their original order.
+    test set, chosen by ``generator``; indices are kept in their original order.
 
     Args:
         test_fraction: share of each class held out, in ``(0, 1)``.
-        seed: an int or a ``numpy.random.Generator``.
+        generator: an int or a ``numpy.random.Generator``.
 
     Returns:
         An :class:`ImageSplit` with ``X_*`` of shape ``(n, 1, 8, 8)`` float32
@@ -45,7 +45,7 @@ def digits(
 
     if not 0.0 < test_fraction < 1.0:
         raise ValueError(f"test_fraction must lie in (0, 1), got {test_fraction}")
-    rng = _rng(seed)
+    rng = _rng(generator)
     data = load_digits()
     X = torch.tensor(data.images / 16.0, dtype=torch.float32)[:, None]  # (N, 1, 8, 8)
     y = torch.tensor(data.target, dtype=torch.long)

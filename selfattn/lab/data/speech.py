@@ -82,7 +82,7 @@ def speech_frames(
     num_utterances: int,
     seconds: float,
     *,
-    seed: int | np.random.Generator,
+    generator: np.random.Generator | int,
     num_features: int = 16,
     num_phonemes: int = 6,
     noise: float = 1.0,
@@ -107,7 +107,7 @@ def speech_frames(
     Args:
         num_utterances: ``N``.
         seconds: length of each utterance; ``T = round(100 * seconds)`` frames.
-        seed: an int or a ``numpy.random.Generator``.
+        generator: an int or a ``numpy.random.Generator``.
         num_features: ``F``, bins per frame (like a small filter bank).
         num_phonemes: ``P`` (at most 8): sil, a, i, u, s, m, n, e, in order.
         noise: the noise standard deviation :math:`\sigma`.
@@ -127,7 +127,7 @@ def speech_frames(
     if noise < 0:
         raise ValueError(f"noise must be non-negative, got {noise}")
     spectra = phoneme_spectra(num_phonemes, num_features)  # (P, F)
-    rng = _rng(seed)
+    rng = _rng(generator)
     labels = np.empty((num_utterances, T), dtype=np.int64)
     for n in range(num_utterances):
         t, p = 0, int(rng.integers(num_phonemes))

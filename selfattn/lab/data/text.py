@@ -34,7 +34,7 @@ class PosCorpus:
     Attributes:
         tokens: ``(N, T)`` word ids; padding is id 0 (``vocab[0] == "<pad>"``).
         tags: ``(N, T)`` tag ids into ``tag_names``; padding is ``PAD_TAG``.
-        valid_lens: ``(N,)`` the real length of each sentence.
+        lengths: ``(N,)`` the real length of each sentence.
         ambiguous: ``(N, T)`` bool, True at the words that can be NOUN or VERB.
         cue_distance: ``(N, T)`` for each ambiguous word, how many positions
             to its left the word that decides its tag is (1 = the neighbour);
@@ -45,7 +45,7 @@ class PosCorpus:
 
     tokens: Tensor
     tags: Tensor
-    valid_lens: Tensor
+    lengths: Tensor
     ambiguous: Tensor
     cue_distance: Tensor
     vocab: tuple[str, ...]
@@ -56,12 +56,12 @@ class PosCorpus:
 
     def words(self, i: int) -> list[str]:
         """The words of sentence ``i`` (padding removed)."""
-        n = int(self.valid_lens[i])
+        n = int(self.lengths[i])
         return [self.vocab[t] for t in self.tokens[i, :n].tolist()]
 
     def tag_strings(self, i: int) -> list[str]:
         """The tags of sentence ``i`` as strings (padding removed)."""
-        n = int(self.valid_lens[i])
+        n = int(self.lengths[i])
         return [self.tag_names[t] for t in self.tags[i, :n].tolist()]
 
 
@@ -115,7 +115,7 @@ def _sentence(
 def pos_corpus(
     num_sentences: int,
     *,
-    seed: int | np.random.Generator,
+    generator: np.random.Generator | int,
     distant_fraction: float = 0.5,
     min_gap: int = 0,
     max_gap: int = 6,
@@ -143,7 +143,7 @@ def pos_corpus(
 
     Args:
         num_sentences: ``N``.
-        seed: an int or a ``numpy.random.Generator`` (the only randomness).
+        generator: an int or a ``numpy.random.Generator`` (the only randomness).
         distant_fraction: share of sentences with a distant cue.
         min_gap, max_gap: range of the number of fillers ``g`` (inclusive).
 
@@ -157,7 +157,7 @@ def pos_corpus(
         raise ValueError(
             f"need 0 <= min_gap <= max_gap, got min_gap={min_gap}, max_gap={max_gap}"
         )
-    rng = _rng(seed)
+    rng = _rng(generator)
     vocab = (
         "<pad>",
         *sorted({w for ws in _WORDS.values() for w in ws} | set(AMBIGUOUS)),
@@ -180,7 +180,7 @@ def pos_corpus(
     return PosCorpus(
         tokens=tokens,
         tags=tags,
-        valid_lens=torch.tensor([len(s) for s in sents]),
+        lengths=torch.tensor([len(s) for s in sents]),
         ambiguous=torch.isin(tokens, amb_ids),
         cue_distance=cue,
         vocab=vocab,

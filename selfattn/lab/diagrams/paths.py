@@ -2,8 +2,8 @@
 
 :func:`connectivity` draws which inputs one layer connects to each output,
 with the maximum path length and the number of sequential operations that
-:func:`selfattn.complexity.path_lengths` and
-:func:`selfattn.complexity.sequential_depth` compute (Vaswani et al., 2017,
+:func:`selfattn.paths.path_lengths` and
+:func:`selfattn.paths.sequential_depth` compute (Vaswani et al., 2017,
 sec. 4).
 """
 
@@ -14,7 +14,6 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import FancyArrowPatch
 
-from selfattn.complexity import LAYERS, layer_reads, path_lengths, sequential_depth
 from selfattn.lab.diagrams._draw import (
     BLACK,
     FONT,
@@ -24,6 +23,7 @@ from selfattn.lab.diagrams._draw import (
     VERMILLION,
     _segments,
 )
+from selfattn.paths import LAYERS, layer_reads, path_lengths, sequential_depth
 
 
 def connectivity(*, T: int = 8, kernel: int = 3) -> Figure:

@@ -147,8 +147,7 @@ def online_softmax_tiling(
     b_k = first[0][3]
     rule = [
         (
-            "chunked_attention(q, k, v,\n"
-            f"    B_q={B_q}, B_k={B_k})",
+            f"chunked_attention(q, k, v,\n    B_q={B_q}, B_k={B_k})",
             dict(family="monospace", size=SMALL),
         ),
         ("For each query i of a row block:", {}),

@@ -1,0 +1,80 @@
+"""Initial parameters drawn from an explicit ``torch.Generator``: one way to build.
+
+PyTorch's layers draw their initial values from the global random number
+generator. The library's modules take ``generator=`` instead (STYLE.md, rule
+5: randomness is explicit), and every one of them is built the same way::
+
+    def __init__(self, ..., *, generator=None):
+        super().__init__()
+        with init_from(self, generator):
+            self.W_q = nn.Linear(embed_dim, d_k)
+            ...
+
+Inside the block the layers are built as usual. On leaving it, with a
+generator, every parameter is drawn again from it (:func:`redraw_parameters`,
+with the distributions PyTorch itself uses, in the order of
+``module.modules()``) and torch's global generator is put back in the state
+it had on entering: the initial values are a function of the generator alone,
+and building a module never moves the global stream (dropout, or a layer built
+without a generator, does not depend on how many modules were built before).
+With ``generator=None`` the layers keep PyTorch's own global draws.
+
+A module with parameters of its own (not inside ``nn.Linear`` or ``nn.Conv``)
+defines ``reset_parameters_from(generator)``, which draws them (from the
+global generator when ``generator`` is None); :func:`init_from` calls it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import torch
+from torch import nn
+
+__all__ = ["init_from", "redraw_parameters"]
+
+
+@contextmanager
+def init_from(module: nn.Module, generator: torch.Generator | None) -> Iterator[None]:
+    """Build ``module``'s layers in this block; parameters come from ``generator``.
+
+    Raises:
+        TypeError: ``generator`` is neither None nor a ``torch.Generator``.
+    """
+    if generator is not None and not isinstance(generator, torch.Generator):
+        raise TypeError(
+            f"generator must be a torch.Generator, got {type(generator).__name__}"
+        )
+    with torch.random.fork_rng(devices=[], enabled=generator is not None):
+        yield
+    redraw_parameters(module, generator)
+
+
+def redraw_parameters(module: nn.Module, generator: torch.Generator | None) -> None:
+    """Draw the parameters of ``module`` again, from ``generator``.
+
+    ``nn.Linear`` and ``nn.Conv1d/2d``: PyTorch's defaults, weight
+    :math:`U(-\\sqrt{1/\\text{fan\\_in}}, \\sqrt{1/\\text{fan\\_in}})` (Kaiming
+    uniform with ``a = sqrt(5)``) and bias in the same range. Every module
+    (``module`` itself included) with a ``reset_parameters_from`` method draws
+    its own parameters with it, in the order of ``module.modules()``.
+    LayerNorm keeps ones and zeros. With ``generator=None`` the layers keep
+    the values they drew when built, and only ``module``'s own
+    ``reset_parameters_from`` runs (its submodules ran theirs when built).
+    """
+    with torch.no_grad():
+        if generator is None:  # the layers drew their own; draw module's own
+            if hasattr(module, "reset_parameters_from"):
+                module.reset_parameters_from(None)
+            return
+        for m in module.modules():
+            if isinstance(m, (nn.Linear, nn.Conv1d, nn.Conv2d)):
+                nn.init.kaiming_uniform_(m.weight, a=math.sqrt(5), generator=generator)
+                if m.bias is not None:
+                    fan_in = m.weight[0].numel()
+                    bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0.0
+                    nn.init.uniform_(m.bias, -bound, bound, generator=generator)
+            elif hasattr(m, "reset_parameters_from"):
+                m.reset_parameters_from(generator)
