@@ -211,6 +211,8 @@ def attend(
     2.5 on the CPU; the backends differ), so the library does not rely on
     theirs.
 
+    Taught in :doc:`/notebooks/multi-head-attention` (the modules' forward).
+
     Args and shapes: as :func:`scaled_dot_product_attention`.
 
     Returns:

@@ -64,12 +64,20 @@ def self_attention_madds(n: int, d: int, *, projections: bool = False) -> int:
     the order of the first part, :math:`O(n^2 d)`; the constant 2 is this
     count's own).
 
+    Taught in :doc:`/notebooks/complexity`.
+
     Args:
         n: sequence length; d: model width; projections: include them.
 
     Returns:
         The number of multiply-adds; ``FlopCounterMode`` counts ``2 ×`` as
         many FLOPs.
+
+    Examples:
+        >>> self_attention_madds(10, 4)  # scores 10*10*4 and weighted sum 10*10*4
+        800
+        >>> self_attention_madds(10, 4, projections=True)  # + 4 * 10 * 4 * 4
+        1440
     """
     _pos(n=n, d=d)
     return 2 * n * n * d + (4 * n * d * d if projections else 0)
@@ -82,6 +90,8 @@ def multi_head_madds(n: int, d: int, h: int, *, projections: bool = False) -> in
     independent of ``h`` (Vaswani et al., 2017, sec. 3.2.2: "the total
     computational cost is similar to that of single-head attention").
 
+    Taught in :doc:`/notebooks/multi-head-attention` and :doc:`/notebooks/complexity`.
+
     Args:
         n: sequence length; d: model width; h: heads (must divide ``d``);
         projections: add :math:`4 n d^2` for the projections.
@@ -89,6 +99,10 @@ def multi_head_madds(n: int, d: int, h: int, *, projections: bool = False) -> in
     Returns:
         The number of multiply-adds; ``FlopCounterMode`` counts ``2 ×`` as
         many FLOPs.
+
+    Examples:
+        >>> multi_head_madds(10, 8, 2) == multi_head_madds(10, 8, 4) == 2 * 10 * 10 * 8
+        True
     """
     _pos(n=n, d=d, h=h)
     if d % h != 0:
@@ -105,12 +119,18 @@ def recurrent_madds(n: int, d: int) -> int:
     :math:`O(n d^2)`); a real cell also multiplies the input (another :math:`n d^2`)
     and an LSTM has four gates: constants that :math:`O(n d^2)` drops.
 
+    Taught in :doc:`/notebooks/complexity`.
+
     Args:
         n: sequence length; d: hidden width.
 
     Returns:
         The number of multiply-adds; ``FlopCounterMode`` counts ``2 ×`` as
         many FLOPs.
+
+    Examples:
+        >>> recurrent_madds(10, 4)  # one 4x4 matrix-vector product per step
+        160
     """
     _pos(n=n, d=d)
     return n * d * d
@@ -122,12 +142,18 @@ def convolution_madds(n: int, d: int, k: int) -> int:
     ``d`` channels in and ``d`` out: each output position sums ``k d`` inputs
     for each of ``d`` channels.
 
+    Taught in :doc:`/notebooks/complexity`.
+
     Args:
         n: sequence length; d: channels; k: kernel width.
 
     Returns:
         The number of multiply-adds; ``FlopCounterMode`` counts ``2 ×`` as
         many FLOPs.
+
+    Examples:
+        >>> convolution_madds(10, 4, 3)  # 3 taps, 4 -> 4 channels, 10 positions
+        480
     """
     _pos(n=n, d=d, k=k)
     return k * n * d * d
@@ -140,12 +166,18 @@ def restricted_self_attention_madds(n: int, d: int, r: int) -> int:
     :math:`\rho` (:func:`selfattn.efficient.local_attention`) has
     :math:`r = 2\rho + 1`. With ``r = n`` this is :func:`self_attention_madds`.
 
+    Taught in :doc:`/notebooks/complexity`.
+
     Args:
         n: sequence length; d: width; r: keys per query.
 
     Returns:
         The number of multiply-adds; ``FlopCounterMode`` counts ``2 ×`` as
         many FLOPs.
+
+    Examples:
+        >>> restricted_self_attention_madds(10, 4, 10) == self_attention_madds(10, 4)
+        True
     """
     _pos(n=n, d=d, r=r)
     return 2 * r * n * d
@@ -159,12 +191,18 @@ def _check_kind(kind: str) -> None:
 def sequential_operations(kind: str, n: int) -> float:
     """Minimum number of sequential operations (Table 1): ``1`` or ``n`` for an RNN.
 
+    Taught in :doc:`/notebooks/complexity`.
+
     Args:
         kind: one of ``"self_attention"``, ``"recurrent"``, ``"convolutional"``,
             ``"restricted"``; n: sequence length.
 
     Returns:
         The expression inside the ``O(.)``.
+
+    Examples:
+        >>> [sequential_operations(kind, 100) for kind in ("recurrent", "restricted")]
+        [100.0, 1.0]
     """
     _check_kind(kind)
     _pos(n=n)
@@ -182,9 +220,17 @@ def max_path_length(
     :math:`\log_k n` for dilated ones (``dilated=True``). Table 1 prints
     :math:`O(\log_k n)`, the dilated case.
 
+    Taught in :doc:`/notebooks/complexity`.
+
     Args:
         kind: as in :func:`sequential_operations`; n: sequence length;
         k: kernel width; r: neighbourhood size; dilated: dilated convolutions.
+
+    Examples:
+        >>> max_path_length("convolutional", 81, k=3), max_path_length("recurrent", 81)
+        (27.0, 81.0)
+        >>> round(max_path_length("convolutional", 81, k=3, dilated=True), 6)
+        4.0
     """
     _check_kind(kind)
     _pos(n=n, k=k, r=r)
@@ -209,6 +255,14 @@ def table1(
     FLOPs are twice as many), ``sequential_ops`` and ``path_length``.
     Convolution paths are ``n/k`` (contiguous kernels). Display them as a
     Markdown table or with a loop.
+
+    Taught in :doc:`/notebooks/complexity`.
+
+    Examples:
+        >>> [row["complexity"] for row in table1()]
+        ['O(n^2 d)', 'O(n d^2)', 'O(k n d^2)', 'O(r n d)']
+        >>> table1(n=8, d=4)[0]["madds"]
+        512
     """
     rows = [
         ("Self-attention", "O(n^2 d)", "O(1)", "O(1)", "self_attention"),
@@ -243,8 +297,14 @@ def loglog_slope(xs: Sequence[float], ys: Sequence[float]) -> float:
     A slope near 2 over a range of sequence lengths means quadratic growth,
     near 1 linear.
 
+    Taught in :doc:`/notebooks/complexity`.
+
     Args:
         xs, ys: positive numbers, at least two distinct ``xs``.
+
+    Examples:
+        >>> round(loglog_slope([1, 2, 4, 8], [3, 12, 48, 192]), 6)  # y = 3 x^2
+        2.0
     """
     x, y = np.asarray(xs, dtype=float), np.asarray(ys, dtype=float)
     if x.shape != y.shape or x.ndim != 1 or x.size < 2:

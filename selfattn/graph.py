@@ -62,6 +62,8 @@ def edge_attention(
     exactly zero, and a node with no neighbour (and no self-loop) gets a
     zero output.
 
+    Taught in :doc:`/notebooks/graph-attention`.
+
     Args:
         q, k: ``(..., N, d_k)``; v: ``(..., N, d_v)``, one row per node.
         adjacency: ``(N, N)`` array/tensor (non-zero = edge ``i -> j``) or a
@@ -73,6 +75,13 @@ def edge_attention(
         ``(out, weights)``: ``out`` ``(..., N, d_v)`` and ``weights``
         ``(..., N, N)``, zero off the edges; a row sums to 1, or is all zero
         for a node with nothing to attend to.
+
+    Examples:
+        >>> x = torch.eye(3)  # three nodes, one-hot features
+        >>> A = torch.tensor([[0, 1, 0], [1, 0, 1], [0, 1, 0]])  # a path 0 - 1 - 2
+        >>> out, w = edge_attention(x, x, x, A, self_loops=False)
+        >>> w[0]  # node 0 has one neighbour: all its weight goes there
+        tensor([0., 1., 0.])
     """
     mask = graph_mask(adjacency, self_loops=self_loops).to(q.device)
     if mask.shape[-1] != q.shape[-2]:
@@ -103,6 +112,8 @@ def gat_attention(
     into the sum of a per-query and a per-key term, so no ``(N, N, 2F')``
     tensor of pairs is ever built.
 
+    Taught in :doc:`/notebooks/graph-attention`.
+
     Args:
         x: node features ``(N, F)`` or ``(B, N, F)``.
         mask: bool ``(N, N)`` (or broadcastable to ``(B, H, N, N)``); True =
@@ -114,6 +125,15 @@ def gat_attention(
     Returns:
         ``(out, weights)``: ``(..., H, N, F')`` per-head outputs (before any
         non-linearity) and ``(..., H, N, N)`` weights, zero off the edges.
+
+    Examples:
+        >>> g = torch.Generator().manual_seed(0)
+        >>> x = torch.randn(4, 3, generator=g)  # 4 nodes, 3 features
+        >>> W, a = torch.randn(2, 3, 5, generator=g), torch.randn(2, 10, generator=g)
+        >>> mask = graph_mask(torch.ones(4, 4) - torch.eye(4))  # complete, self-loops
+        >>> heads, w = gat_attention(x, mask, W, a)
+        >>> heads.shape, w.shape, torch.allclose(w.sum(-1), torch.ones(2, 4))
+        (torch.Size([2, 4, 5]), torch.Size([2, 4, 4]), True)
     """
     check_tensor("x", x, min_dim=2)
     check_tensor("W", W, min_dim=3)
@@ -151,6 +171,8 @@ class GraphAttentionLayer(nn.Module):
     :meth:`~selfattn.graph.GraphAttentionLayer.attention_weights` returns them
     before dropout.
 
+    Taught in :doc:`/notebooks/graph-attention`.
+
     Args:
         in_dim: the input width ``F``.
         out_dim: the output width ``F'`` of each head.
@@ -161,6 +183,12 @@ class GraphAttentionLayer(nn.Module):
         dropout: dropout rate on the attention weights.
         bias: add a learned bias to the output.
         generator: for the Glorot-uniform initial values; optional.
+
+    Examples:
+        >>> layer = GraphAttentionLayer(3, 5, num_heads=2, generator=torch.Generator())
+        >>> mask = graph_mask(torch.ones(4, 4))
+        >>> layer(torch.randn(4, 3), mask).shape  # heads concatenated: 2 * 5
+        torch.Size([4, 10])
     """
 
     def __init__(
@@ -232,6 +260,8 @@ class GAT(nn.Module):
         h = \operatorname{ELU}(\text{GAT}_{\text{concat}}(x)),\qquad
         \text{logits} = \text{GAT}_{\text{average}}(h)
 
+    Taught in :doc:`/notebooks/graph-attention`.
+
     Args:
         in_dim: the node feature width.
         hidden_dim: the width of each head of layer 1.
@@ -239,6 +269,12 @@ class GAT(nn.Module):
         num_heads: the heads of layer 1; layer 2 has a single head.
         dropout: rate on the inputs of both layers and on the weights.
         generator: for the initial values; optional.
+
+    Examples:
+        >>> gat = GAT(3, 4, 2, num_heads=2, generator=torch.Generator().manual_seed(0))
+        >>> mask = graph_mask(torch.ones(5, 5))
+        >>> gat(torch.randn(5, 3), mask).shape  # logits, one row per node
+        torch.Size([5, 2])
     """
 
     def __init__(

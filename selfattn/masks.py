@@ -24,10 +24,18 @@ __all__ = [
 def causal_mask(T_q: int, T_k: int | None = None, *, device=None) -> Tensor:
     """Query ``i`` may attend keys ``j <= i`` (top-left aligned, like PyTorch).
 
+    Taught in :doc:`/notebooks/matrix-view`.
+
     Args:
         T_q: number of queries; T_k: number of keys (default ``T_q``).
     Returns:
         ``(T_q, T_k)`` bool, lower triangular.
+
+    Examples:
+        >>> causal_mask(3)
+        tensor([[ True, False, False],
+                [ True,  True, False],
+                [ True,  True,  True]])
     """
     T_k = T_q if T_k is None else T_k
     for name, n in (("T_q", T_q), ("T_k", T_k)):
@@ -44,12 +52,21 @@ def length_mask(lengths: Tensor | list[int], T: int) -> Tensor:
     PyTorch's ``key_padding_mask``, which is True at the *padding*
     (:func:`from_key_padding_mask` translates).
 
+    Taught in :doc:`/notebooks/scoring-functions` and :doc:`/notebooks/sequence-
+    labelling`.
+
     Args:
         lengths: ``(B,)`` integers, the real length of each sequence.
         T: the padded length.
     Returns:
         ``(B, 1, T)`` bool, broadcastable to scores ``(B, T_q, T)``; use
         ``mask[:, None]`` for per-head scores ``(B, H, T_q, T)``.
+
+    Examples:
+        >>> length_mask([2, 3], T=4)  # two sequences padded to length 4
+        tensor([[[ True,  True, False, False]],
+        <BLANKLINE>
+                [[ True,  True,  True, False]]])
     """
     lens = torch.as_tensor(lengths)
     if lens.dim() != 1 or lens.is_floating_point():
@@ -66,11 +83,20 @@ def length_mask(lengths: Tensor | list[int], T: int) -> Tensor:
 def window_mask(T: int, radius: int, *, causal: bool = False, device=None) -> Tensor:
     """Truncated (local) attention: query ``i`` sees keys with ``|i - j| <= radius``.
 
+    Taught in :doc:`/notebooks/speech-truncated-attention`.
+
     Args:
         T: sequence length; radius: how far each side a query may look.
         causal: look only backwards (``0 <= i - j <= radius``).
     Returns:
         ``(T, T)`` bool, a band around the diagonal.
+
+    Examples:
+        >>> window_mask(4, 1).int()
+        tensor([[1, 1, 0, 0],
+                [1, 1, 1, 0],
+                [0, 1, 1, 1],
+                [0, 0, 1, 1]], dtype=torch.int32)
     """
     if radius < 0:
         raise ValueError(f"radius must be non-negative, got radius={radius}")
@@ -85,6 +111,8 @@ def window_mask(T: int, radius: int, *, causal: bool = False, device=None) -> Te
 def graph_mask(adjacency, self_loops: bool = True) -> Tensor:
     """Attention along edges only: node ``i`` may attend ``j`` iff ``A[i, j] != 0``.
 
+    Taught in :doc:`/notebooks/graph-attention`.
+
     Args:
         adjacency: ``(N, N)`` array or tensor (non-zero = edge from i to j),
             or a graph object with ``nodes`` and ``edges`` such as a
@@ -93,6 +121,11 @@ def graph_mask(adjacency, self_loops: bool = True) -> Tensor:
         self_loops: let every node attend to itself as well.
     Returns:
         ``(N, N)`` bool.
+
+    Examples:
+        >>> graph_mask([[0, 1], [0, 0]], self_loops=False)  # one edge, 0 -> 1
+        tensor([[False,  True],
+                [False, False]])
     """
     if hasattr(adjacency, "nodes") and hasattr(adjacency, "edges"):
         adjacency = _graph_to_matrix(adjacency)
@@ -128,11 +161,18 @@ def from_key_padding_mask(key_padding_mask: Tensor) -> Tensor:
     ``torch.nn.MultiheadAttention`` marks padded keys with True; here True
     means *may attend*, so the translation is a negation plus a query axis.
 
+    Taught in :doc:`/notebooks/multi-head-attention`.
+
     Args:
         key_padding_mask: ``(B, T_k)`` bool, True where key ``j`` of sequence
             ``b`` is padding.
     Returns:
         ``(B, 1, T_k)`` bool, broadcastable to scores ``(B, T_q, T_k)``.
+
+    Examples:
+        >>> pad = torch.tensor([[False, False, True]])  # PyTorch: True = padding
+        >>> from_key_padding_mask(pad)  # here: True = may attend
+        tensor([[[ True,  True, False]]])
     """
     if not isinstance(key_padding_mask, Tensor) or key_padding_mask.dtype != torch.bool:
         raise TypeError(

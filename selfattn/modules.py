@@ -50,11 +50,19 @@ class SelfAttention(nn.Module):
     The only learned parameters are :math:`W_q, W_k, W_v` (no bias by default,
     as in the lecture).
 
+    Taught in :doc:`/notebooks/self-attention-qkv`.
+
     Args:
         embed_dim: input width ``D``; d_k: query/key width; d_v: value width
             (default ``d_k``); bias: add biases to the projections.
         generator: draws the initial weights (PyTorch's default
             distribution); None = torch's global generator.
+
+    Examples:
+        >>> layer = SelfAttention(embed_dim=4, d_k=3, generator=torch.Generator())
+        >>> x = torch.randn(2, 5, 4)  # a batch of 2 sequences of 5 tokens
+        >>> layer(x).shape, layer.attention_weights(x).shape
+        (torch.Size([2, 5, 3]), torch.Size([2, 5, 5]))
     """
 
     def __init__(
@@ -114,11 +122,21 @@ class MultiHeadAttention(nn.Module):
     ``(B, H, T, d_k)``; no Python loop over heads. With ``key`` and ``value``
     omitted it is self-attention.
 
+    Taught in :doc:`/notebooks/multi-head-attention`.
+
     Args:
         embed_dim: model width ``D``; num_heads: ``H`` (must divide ``D``).
         bias: biases in the four projections (as ``torch.nn.MultiheadAttention``).
         generator: draws the initial weights (PyTorch's default
             distribution); None = torch's global generator.
+
+    Examples:
+        >>> mha = MultiHeadAttention(8, num_heads=2, generator=torch.Generator())
+        >>> x, memory = torch.randn(1, 5, 8), torch.randn(1, 7, 8)
+        >>> mha(x).shape, mha(x, memory).shape  # self-attention, cross-attention
+        (torch.Size([1, 5, 8]), torch.Size([1, 5, 8]))
+        >>> mha.attention_weights(x, memory).shape  # (B, H, T_q, T_k)
+        torch.Size([1, 2, 5, 7])
     """
 
     def __init__(
@@ -271,12 +289,19 @@ class TransformerEncoderBlock(nn.Module):
         h = x + \operatorname{MHA}(\operatorname{LN}(x)),\qquad
         y = h + \operatorname{FFN}(\operatorname{LN}(h))
 
+    Taught in :doc:`/notebooks/sequence-labelling`.
+
     Args:
         embed_dim: ``D``; num_heads: ``H``; ff_dim: hidden width of the
             feed-forward network (default ``4 D``); dropout: after attention and FFN.
         generator: draws the initial weights (PyTorch's default
             distribution); None = torch's global generator. Dropout masks
             still come from the global generator.
+
+    Examples:
+        >>> block = TransformerEncoderBlock(8, 2, generator=torch.Generator())
+        >>> block(torch.randn(3, 5, 8)).shape
+        torch.Size([3, 5, 8])
     """
 
     def __init__(

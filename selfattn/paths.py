@@ -29,6 +29,8 @@ def layer_reads(
     Convolution: inputs ``|i - j| <= (kernel - 1) / 2``; recurrence: input
     ``i`` and the previous hidden state ``i - 1``; self-attention: every input.
 
+    Taught in :doc:`/notebooks/attention-vs-rnn` and :doc:`/notebooks/complexity`.
+
     Args:
         kind: ``"convolution"``, ``"recurrence"`` or ``"self-attention"``.
         T: sequence length; kernel: the convolution's kernel size (odd).
@@ -56,6 +58,8 @@ def layer_reads(
 
 def sequential_depth(needs: Sequence[Sequence[int]]) -> int:
     """The longest chain of outputs that must be computed one after another.
+
+    Taught in :doc:`/notebooks/attention-vs-rnn` and :doc:`/notebooks/complexity`.
 
     Args:
         needs: ``needs[i]`` the earlier outputs output ``i`` waits for, as
@@ -89,6 +93,8 @@ def path_lengths(T: int, kernel: int = 3) -> dict[str, int]:
     :math:`\lceil (T - 1) / ((k - 1)/2) \rceil` for the convolution,
     :math:`T - 1` for the recurrence (information flows forwards only) and
     :math:`1` for self-attention; 0 for all when ``T = 1``.
+
+    Taught in :doc:`/notebooks/attention-vs-rnn` and :doc:`/notebooks/complexity`.
 
     Args:
         T: sequence length (positive).

@@ -54,10 +54,16 @@ def _check_dim(embed_dim: int) -> None:
 def frequencies(embed_dim: int, base: float = 10000.0) -> Tensor:
     r"""The angular frequencies :math:`\omega_j = \text{base}^{-2j/d}`, float64.
 
+    Taught in :doc:`/notebooks/positional-encoding`.
+
     Args:
         embed_dim: the encoding width ``d`` (even); base: the wavelength scale.
     Returns:
         ``(embed_dim // 2,)``, from :math:`\omega_0 = 1` down towards ``1 / base``.
+
+    Examples:
+        >>> frequencies(4, base=100.0)  # omega_j = 100^(-2j/4)
+        tensor([1.0000, 0.1000], dtype=torch.float64)
     """
     _check_dim(embed_dim)
     if base <= 0:
@@ -79,6 +85,8 @@ def sinusoidal_encoding(
     .. math:: P_{i, 2j} = \sin(i / \text{base}^{2j/d}),\qquad
               P_{i, 2j+1} = \cos(i / \text{base}^{2j/d})
 
+    Taught in :doc:`/notebooks/positional-encoding`.
+
     Args:
         num_positions: how many positions ``i = 0 .. num_positions - 1``.
         embed_dim: the width ``d``; must be even (ValueError otherwise).
@@ -87,6 +95,11 @@ def sinusoidal_encoding(
     Returns:
         ``P`` of shape ``(num_positions, embed_dim)``; add ``P[:T]`` to ``x``
         ``(B, T, embed_dim)``.
+
+    Examples:
+        >>> sinusoidal_encoding(2, 4)  # rows: positions 0 and 1; (sin, cos) pairs
+        tensor([[0.0000, 1.0000, 0.0000, 1.0000],
+                [0.8415, 0.5403, 0.0100, 0.9999]])
     """
     if num_positions < 0:
         raise ValueError(f"num_positions must be non-negative, got {num_positions}")
@@ -116,11 +129,19 @@ def offset_rotation(
 
     for every ``i`` (the angle-sum formulas); ``M_j`` does not depend on ``i``.
 
+    Taught in :doc:`/notebooks/positional-encoding`.
+
     Args:
         delta: the offset (any real, may be negative); embed_dim: even width; base.
         dtype: of the result.
     Returns:
         ``(embed_dim // 2, 2, 2)``, block ``j`` acting on the pair ``(2j, 2j+1)``.
+
+    Examples:
+        >>> R = offset_rotation(3.0, 8, dtype=torch.float64)  # four 2x2 blocks
+        >>> P = sinusoidal_encoding(10, 8, dtype=torch.float64)
+        >>> torch.allclose((R @ P[2].view(4, 2, 1)).flatten(), P[5])  # p_5 = R p_2
+        True
     """
     theta = float(delta) * frequencies(embed_dim, base)  # (embed_dim/2,)
     c, s = torch.cos(theta), torch.sin(theta)
@@ -140,8 +161,15 @@ def offset_matrix(
     Block diagonal, so ``M @ P[i] == P[i + delta]`` for a column vector, or
     ``P[:-delta] @ M.T == P[delta:]`` for the rows of the table.
 
+    Taught in :doc:`/notebooks/positional-encoding`.
+
     Returns:
         ``(embed_dim, embed_dim)``.
+
+    Examples:
+        >>> P = sinusoidal_encoding(10, 8, dtype=torch.float64)
+        >>> torch.allclose(offset_matrix(4.0, 8, dtype=torch.float64) @ P[1], P[5])
+        True
     """
     return torch.block_diag(*offset_rotation(delta, embed_dim, base, dtype=dtype))
 
@@ -162,8 +190,16 @@ class SinusoidalPositionalEncoding(nn.Module):
     No parameters and no maximum length: the table is computed on the fly in
     the dtype and device of ``x``.
 
+    Taught in :doc:`/notebooks/positional-encoding`.
+
     Args:
         embed_dim: the model width ``D`` (even); base: wavelength scale.
+
+    Examples:
+        >>> add_positions = SinusoidalPositionalEncoding(4)
+        >>> out = add_positions(torch.zeros(1, 3, 4))  # zeros + P[:3]
+        >>> torch.equal(out[0], sinusoidal_encoding(3, 4))
+        True
     """
 
     def __init__(self, embed_dim: int, base: float = 10000.0) -> None:
@@ -187,9 +223,18 @@ class LearnedPositionalEmbedding(nn.Module):
     Unlike the sinusoidal table it has no row for a position beyond
     ``max_len - 1``: longer sequences raise a ``ValueError``.
 
+    Taught in :doc:`/notebooks/positional-encoding` and :doc:`/notebooks/sequence-
+    labelling`.
+
     Args:
         max_len: number of positions in the table; embed_dim: width ``D``.
         generator: for the initial values (normal, std 0.02); optional.
+
+    Examples:
+        >>> table = LearnedPositionalEmbedding(16, 4, generator=torch.Generator())
+        >>> x = torch.randn(2, 10, 4)
+        >>> torch.equal(table(x), x + table.rows(10))
+        True
     """
 
     def __init__(
@@ -247,6 +292,8 @@ def apply_rotary(
     so :math:`\langle R_m q, R_n k\rangle = q^\top R_{n-m} k` depends only on
     the offset. Apply to ``q`` and ``k`` (not ``v``) before the scores.
 
+    Taught in :doc:`/notebooks/positional-encoding`.
+
     Args:
         x: ``(..., T, d)`` with ``d`` even (e.g. ``(B, H, T, d_k)``).
         positions: ``(T,)`` (or broadcastable to ``(..., T)``) position of each
@@ -254,6 +301,15 @@ def apply_rotary(
         base: wavelength scale of :math:`\omega_j = \text{base}^{-2j/d}`.
     Returns:
         A tensor of the shape and dtype of ``x``.
+
+    Examples:
+        >>> g = torch.Generator().manual_seed(0)
+        >>> q, k = torch.randn(6, 4, generator=g), torch.randn(6, 4, generator=g)
+        >>> s = apply_rotary(q) @ apply_rotary(k).T  # scores depend on offsets only:
+        >>> later = torch.arange(6) + 5  # the same tokens, five positions on
+        >>> shifted = apply_rotary(q, later) @ apply_rotary(k, later).T
+        >>> torch.allclose(s, shifted, atol=1e-5)
+        True
     """
     check_tensor("x", x, min_dim=2)
     check_no_nan("x", x)

@@ -55,7 +55,16 @@ __all__ = [
 
 
 class ColumnAttention(NamedTuple):
-    """Result of :func:`self_attention_columns` (lecture notation)."""
+    """Result of :func:`self_attention_columns` (lecture notation).
+
+    Taught in :doc:`/notebooks/matrix-view`.
+
+    Examples:
+        >>> W = np.ones((2, 3))  # W^q = W^k = W^v, (d, D)
+        >>> res = self_attention_columns(np.eye(3), W, W, W)  # a ColumnAttention
+        >>> res.O.shape, res.A_prime.shape  # (d_v, T), (T_k, T_q)
+        ((2, 3), (3, 3))
+    """
 
     O: np.ndarray  # (d_v, T): outputs b^1..b^T as columns
     A: np.ndarray  # (T_k, T_q): column j = scores of query j
@@ -89,11 +98,17 @@ def _mask(mask: object, shape: tuple[int, ...]) -> np.ndarray:
 def softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
     r"""Numerically stable softmax :math:`e^{x_i - m} / \sum_l e^{x_l - m}`.
 
+    Taught in :doc:`/notebooks/self-attention-qkv`.
+
     Args:
         x: any array; axis: the axis that sums to 1 (``0`` for the columns of
             the lecture's ``A``).
     Returns:
         An array of the shape of ``x``.
+
+    Examples:
+        >>> softmax(np.array([[0.0, np.log(3.0)]]), axis=-1)
+        array([[0.25, 0.75]])
     """
     x = _array("x", x)
     e = np.exp(x - x.max(axis=axis, keepdims=True))
@@ -107,10 +122,16 @@ def masked_softmax(
 
     A slice with no allowed entry is all zeros, never NaN.
 
+    Taught in :doc:`/notebooks/scoring-functions`.
+
     Args:
         x: scores; mask: bool, broadcastable to ``x``; axis: normalised axis.
     Returns:
         An array of the shape of ``x``.
+
+    Examples:
+        >>> masked_softmax(np.array([[1.0, 2.0, 3.0]]), np.array([[True, True, False]]))
+        array([[0.26894142, 0.73105858, 0.        ]])
     """
     x = _array("x", x)
     if mask is None:
@@ -143,6 +164,8 @@ def self_attention_columns(
     .. math:: Q = W^q I,\ K = W^k I,\ V = W^v I,\ A = s\, K^\top Q,\
         A' = \operatorname{softmax}_{\text{columns}}(A),\ O = V A'
 
+    Taught in :doc:`/notebooks/self-attention-qkv` and :doc:`/notebooks/matrix-view`.
+
     Args:
         I: inputs as columns ``(D, T)``.
         W_q: ``(d_k, D)``; W_k: ``(d_k, D)``; W_v: ``(d_v, D)``.
@@ -154,6 +177,12 @@ def self_attention_columns(
     Returns:
         ``ColumnAttention(O, A, A_prime)``: ``O`` ``(d_v, T)``, ``A`` and
         ``A_prime`` ``(T, T)`` (keys down, queries across).
+
+    Examples:
+        >>> I = np.eye(3)  # three inputs as columns
+        >>> O, A, A_prime = self_attention_columns(I, np.eye(3), np.eye(3), np.eye(3))
+        >>> O.shape, np.allclose(A_prime.sum(axis=0), 1)  # each column sums to 1
+        ((3, 3), True)
     """
     I = _array("I", I, ndim=2)
     W_q, W_k, W_v = _array("W_q", W_q, 2), _array("W_k", W_k, 2), _array("W_v", W_v, 2)
@@ -209,6 +238,8 @@ def attention_rows(
 ) -> tuple[np.ndarray, np.ndarray]:
     r"""Attention in the row convention: ``softmax(Q K^T * scale) V``.
 
+    Taught in :doc:`/notebooks/matrix-view`.
+
     Args:
         Q: ``(..., T_q, d_k)``; K: ``(..., T_k, d_k)``; V: ``(..., T_k, d_v)``.
         mask: bool, broadcastable to ``(..., T_q, T_k)``; True = may attend.
@@ -216,6 +247,12 @@ def attention_rows(
 
     Returns:
         ``(out, weights)``: ``(..., T_q, d_v)`` and ``(..., T_q, T_k)``.
+
+    Examples:
+        >>> x = np.random.default_rng(0).normal(size=(4, 3))
+        >>> out, w = attention_rows(x, x, x)
+        >>> out.shape, np.allclose(w.sum(axis=-1), 1)
+        ((4, 3), True)
     """
     Q, K, V = _array("Q", Q), _array("K", K), _array("V", V)
     _check_rows(Q, K, V)
@@ -238,6 +275,13 @@ def attention_loop(
     over allowed keys :math:`j`, :math:`w_j = e^{s_j - m} / \sum_l e^{s_l - m}`
     and :math:`o_i = \sum_j w_j v_j`. Same arguments and results as
     :func:`attention_rows`.
+
+    Taught in :doc:`/notebooks/matrix-view`.
+
+    Examples:
+        >>> x = np.random.default_rng(0).normal(size=(4, 3))
+        >>> np.allclose(attention_loop(x, x, x)[0], attention_rows(x, x, x)[0])
+        True
     """
     Q, K, V = _array("Q", Q), _array("K", K), _array("V", V)
     _check_rows(Q, K, V)
@@ -273,10 +317,18 @@ def columns_to_rows(
     :math:`X = I^\top`, :math:`W_q = (W^q)^\top`, ... so that
     ``X @ W_q == (W^q @ I).T``.
 
+    Taught in :doc:`/notebooks/matrix-view`.
+
     Args:
         I: ``(D, T)``; W_q, W_k: ``(d_k, D)``; W_v: ``(d_v, D)``.
     Returns:
         ``(X, W_q, W_k, W_v)``: ``(T, D)``, ``(D, d_k)``, ``(D, d_k)``, ``(D, d_v)``.
+
+    Examples:
+        >>> I, W = np.arange(6.0).reshape(2, 3), np.ones((4, 2))  # D=2, T=3, d=4
+        >>> X, W_q, W_k, W_v = columns_to_rows(I, W, W, W)
+        >>> np.array_equal(X @ W_q, (W @ I).T)
+        True
     """
     named = (("I", I), ("W_q", W_q), ("W_k", W_k), ("W_v", W_v))
     return tuple(_array(name, a, ndim=2).T for name, a in named)
@@ -287,5 +339,13 @@ def column_to_row_weights(A_prime: np.ndarray) -> np.ndarray:
 
     The same matrix transposed: column ``j`` of ``A'`` is row ``j`` of the
     weights (the attention distribution of query ``j``). Works both ways.
+
+    Taught in :doc:`/notebooks/matrix-view`.
+
+    Examples:
+        >>> A_cols = np.array([[0.9, 0.2], [0.1, 0.8]])  # column j: query j's weights
+        >>> column_to_row_weights(A_cols)  # row i: query i's weights
+        array([[0.9, 0.1],
+               [0.2, 0.8]])
     """
     return np.swapaxes(_array("A_prime", A_prime), -1, -2)

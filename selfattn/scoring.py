@@ -50,10 +50,17 @@ def _check_qk(q: Tensor, k: Tensor, *, same_width: bool = True) -> None:
 def dot_score(q: Tensor, k: Tensor) -> Tensor:
     r"""Dot-product scores :math:`s_{ij} = q_i^\top k_j`.
 
+    Taught in :doc:`/notebooks/scoring-functions`.
+
     Args:
         q: ``(..., T_q, d_k)``; k: ``(..., T_k, d_k)``.
     Returns:
         ``(..., T_q, T_k)``.
+
+    Examples:
+        >>> q, k = torch.tensor([[1.0, 2.0]]), torch.tensor([[3.0, 4.0], [1.0, 0.0]])
+        >>> dot_score(q, k)
+        tensor([[11.,  1.]])
     """
     _check_qk(q, k)
     return q @ k.transpose(-2, -1)  # (..., T_q, T_k)
@@ -66,10 +73,16 @@ def scaled_dot_score(q: Tensor, k: Tensor) -> Tensor:
     :math:`q^\top k` has variance :math:`d_k`; dividing by :math:`\sqrt{d_k}`
     brings it back to 1, so the softmax does not saturate as ``d_k`` grows.
 
+    Taught in :doc:`/notebooks/scoring-functions`.
+
     Args:
         q: ``(..., T_q, d_k)``; k: ``(..., T_k, d_k)``.
     Returns:
         ``(..., T_q, T_k)``.
+
+    Examples:
+        >>> scaled_dot_score(torch.tensor([[1.0, 1.0, 1.0, 1.0]]), torch.ones(1, 4))
+        tensor([[2.]])
     """
     return dot_score(q, k) / math.sqrt(q.shape[-1])
 
@@ -82,11 +95,18 @@ def cosine_score(q: Tensor, k: Tensor, eps: float = 1e-8) -> Tensor:
     Scores lie in [-1, 1]; a zero vector gets score 0 (norms are clamped to
     ``eps``).
 
+    Taught in :doc:`/notebooks/scoring-functions`.
+
     Args:
         q: ``(..., T_q, d_k)``; k: ``(..., T_k, d_k)``.
         eps: smallest norm used in the division.
     Returns:
         ``(..., T_q, T_k)``.
+
+    Examples:
+        >>> q, k = torch.tensor([[3.0, 0.0]]), torch.tensor([[2.0, 0.0], [0.0, 5.0]])
+        >>> cosine_score(q, k)
+        tensor([[1., 0.]])
     """
     _check_qk(q, k)
     qn = q / q.norm(dim=-1, keepdim=True).clamp_min(eps)
@@ -99,10 +119,17 @@ class AdditiveScore(nn.Module):
 
     From Bahdanau et al. (2015); queries and keys may have different widths.
 
+    Taught in :doc:`/notebooks/scoring-functions`.
+
     Args:
         d_q: query width; d_k: key width; d_hidden: width of the hidden layer.
         generator: draws the initial weights (PyTorch's default
             distribution); None uses the global RNG.
+
+    Examples:
+        >>> score = AdditiveScore(d_q=3, d_k=5, d_hidden=4, generator=torch.Generator())
+        >>> score(torch.randn(2, 3), torch.randn(6, 5)).shape  # (T_q, T_k)
+        torch.Size([2, 6])
     """
 
     def __init__(
@@ -137,10 +164,18 @@ class BilinearScore(nn.Module):
 
     From Luong et al. (2015); queries and keys may have different widths.
 
+    Taught in :doc:`/notebooks/scoring-functions`.
+
     Args:
         d_q: query width; d_k: key width.
         generator: draws the initial ``W`` (Glorot uniform); None uses the
             global RNG.
+
+    Examples:
+        >>> score = BilinearScore(d_q=3, d_k=5, generator=torch.Generator())
+        >>> q, k = torch.randn(2, 3), torch.randn(6, 5)
+        >>> torch.allclose(score(q, k), q @ score.W @ k.T)
+        True
     """
 
     def __init__(

@@ -59,12 +59,22 @@ def patchify(images: Tensor, patch: int) -> Tensor:
     ``c`` (row-major, like reading); its vector lists channel by channel the
     pixels row by row: ``out[b, n] = images[b, :, rp:(r+1)p, cp:(c+1)p].flatten()``.
 
+    Taught in :doc:`/notebooks/images-attention-convolution`.
+
     Args:
         images: ``(B, C, H, W)``; ``H`` and ``W`` divisible by ``patch``.
         patch: the side ``p`` of a patch (1 = one token per pixel).
 
     Returns:
         ``(B, N, C p^2)`` with ``N = (H / p)(W / p)``.
+
+    Examples:
+        >>> image = torch.arange(16.0).reshape(1, 1, 4, 4)
+        >>> patchify(image, 2)[0]  # four 2x2 patches, each flattened
+        tensor([[ 0.,  1.,  4.,  5.],
+                [ 2.,  3.,  6.,  7.],
+                [ 8.,  9., 12., 13.],
+                [10., 11., 14., 15.]])
     """
     B, C, H, W = _check_images(images).shape
     if not isinstance(patch, int) or patch < 1 or H % patch or W % patch:
@@ -87,6 +97,8 @@ class ViT(nn.Module):
         \text{logits} = \operatorname{LN}(z_L^{0})\, W_{\text{head}}
         \ \ (\text{or the mean of } z_L^{1..N})
 
+    Taught in :doc:`/notebooks/images-attention-convolution`.
+
     Args:
         image_size: the side of the square images, in pixels.
         patch: the side ``p`` of a square patch; it must divide ``image_size``.
@@ -104,6 +116,12 @@ class ViT(nn.Module):
             class token is then still attended to but not read out.
         generator: draws every initial weight (the position table included);
             None = torch's global generator.
+
+    Examples:
+        >>> vit = ViT(8, 4, 1, 10, embed_dim=16, depth=1, num_heads=2,
+        ...           generator=torch.Generator())
+        >>> vit(torch.randn(3, 1, 8, 8)).shape  # 4 patches + the class token inside
+        torch.Size([3, 10])
     """
 
     def __init__(
@@ -179,6 +197,12 @@ def kernel_offsets(kernel_size: int) -> list[tuple[int, int]]:
     :func:`conv2d_as_attention` looks at the pixel ``Delta_h`` away from the
     query, weighted by ``weight[:, :, i, j]``. ``torch.nn.functional.conv2d``
     computes a cross-correlation, so the offset has the sign of ``(i, j)``.
+
+    Taught in :doc:`/notebooks/images-attention-convolution`.
+
+    Examples:
+        >>> kernel_offsets(3)[:4]
+        [(-1, -1), (-1, 0), (-1, 1), (0, -1)]
     """
     if not isinstance(kernel_size, int) or kernel_size < 1 or kernel_size % 2 == 0:
         raise ValueError(f"kernel_size must be a positive odd int, got {kernel_size}")
@@ -200,8 +224,15 @@ def relative_position_mask(
     so attention gives it zero weights and a zero output, which is exactly
     what zero padding gives a convolution.
 
+    Taught in :doc:`/notebooks/images-attention-convolution`.
+
     Returns:
         ``(H W, H W)`` bool with at most one True per row, on ``device``.
+
+    Examples:
+        >>> m = relative_position_mask(3, 3, (0, 1))  # each pixel: right neighbour
+        >>> m.shape, int(m.sum())  # 9 query pixels, 6 have a right neighbour
+        (torch.Size([9, 9]), 6)
     """
     dy, dx = offset
     y, x = torch.meshgrid(
@@ -245,6 +276,8 @@ def conv2d_as_attention(
       :math:`\gamma \to \infty` each row tends to the one-hot of the exact
       construction (the error shrinks like :math:`e^{-\gamma}`).
 
+    Taught in :doc:`/notebooks/images-attention-convolution`.
+
     Args:
         x: images ``(B, C_in, H_img, W_img)``.
         weight: the kernel :math:`W^{\text{conv}}` ``(C_out, C_in, K, K)``,
@@ -259,6 +292,15 @@ def conv2d_as_attention(
         ``K^2`` heads ``(K^2, T, T_k)`` with ``T = H_img W_img`` query
         pixels and ``T_k = T`` (exact) or ``(H_img + 2c)(W_img + 2c)`` keys
         (soft, ``c = K // 2`` rings of padding).
+
+    Examples:
+        >>> import torch.nn.functional as F
+        >>> g = torch.Generator().manual_seed(0)
+        >>> x = torch.randn(1, 2, 5, 5, generator=g)  # 2 channels, 5 x 5 pixels
+        >>> kernel = torch.randn(3, 2, 3, 3, generator=g)  # 2 -> 3 channels, 3 x 3
+        >>> out, _ = conv2d_as_attention(x, kernel)
+        >>> torch.allclose(out, F.conv2d(x, kernel, padding=1), atol=1e-5)
+        True
     """
     B, C_in, H, W = _check_images(x).shape
     check_tensor("weight", weight, min_dim=4)

@@ -28,6 +28,8 @@ def tiles(
     keys in order. With ``causal``, key blocks that start after the block's
     last query are skipped (every score in them is masked).
 
+    Taught in :doc:`/notebooks/efficient-attention`.
+
     Args:
         T_q, T_k: numbers of queries and keys; B_q, B_k: block sizes (positive).
         causal: skip the key blocks above the diagonal.

@@ -61,6 +61,16 @@ class FlashAttention(torch.autograd.Function):
 
     Returns:
         ``(..., T_q, d_v)``.
+
+    Examples:
+        >>> from torch.autograd import gradcheck
+        >>> g = torch.Generator().manual_seed(0)
+        >>> q, k, v = (torch.randn(1, 6, 2, generator=g, dtype=torch.float64,
+        ...                        requires_grad=True) for _ in range(3))
+        >>> def attention(q, k, v):  # causal, scale 0.7, blocks of 4 by 2
+        ...     return FlashAttention.apply(q, k, v, None, True, 0.7, 4, 2)
+        >>> gradcheck(attention, (q, k, v))
+        True
     """
 
     @staticmethod

@@ -22,6 +22,12 @@ def elu_feature_map(x: Tensor) -> Tensor:
     Computed as :math:`x + 1` for :math:`x > 0` and :math:`e^x` otherwise (the
     same function), so it stays strictly positive where ``elu(x) + 1`` would
     round to 0 in float32 (:math:`x < -17`).
+
+    Taught in :doc:`/notebooks/attention-vs-rnn`.
+
+    Examples:
+        >>> elu_feature_map(torch.tensor([-1.0, 0.0, 2.0]))  # elu(x) + 1 > 0
+        tensor([0.3679, 1.0000, 3.0000])
     """
     return torch.where(x > 0, x + 1.0, torch.exp(x.clamp(max=0.0)))
 
@@ -114,6 +120,9 @@ def linear_attention(
     a small masked ``(C, C)`` matmul and all earlier chunks through the running
     state :math:`S, z`. No ``1/sqrt(d_k)`` scale: this is not softmax attention.
 
+    Taught in :doc:`/notebooks/attention-vs-rnn` and :doc:`/notebooks/efficient-
+    attention`.
+
     Args:
         q: ``(..., T_q, d_k)``; k: ``(..., T_k, d_k)``; v: ``(..., T_k, d_v)``.
         causal: position ``i`` sees ``j <= i`` only (needs T_q = T_k).
@@ -122,6 +131,14 @@ def linear_attention(
 
     Returns:
         ``(..., T_q, d_v)``.
+
+    Examples:
+        >>> g = torch.Generator().manual_seed(0)
+        >>> q, k, v = (torch.randn(1, 5, 3, generator=g) for _ in range(3))
+        >>> A = elu_feature_map(q) @ elu_feature_map(k).mT  # the (T, T) it never forms
+        >>> torch.allclose(linear_attention(q, k, v), A @ v / A.sum(-1, keepdim=True),
+        ...                atol=1e-5)
+        True
     """
     check_qkv(q, k, v)
     check_int("chunk_size", chunk_size)
@@ -146,12 +163,21 @@ def linear_attention_recurrent(
     however long the sequence: this is why autoregressive decoding is cheap.
     Equals ``linear_attention(q, k, v, causal=True)``.
 
+    Taught in :doc:`/notebooks/attention-vs-rnn`.
+
     Args:
         q, k: ``(..., T, d_k)``; v: ``(..., T, d_v)``; eps: as in
             :func:`linear_attention`.
 
     Returns:
         ``(..., T, d_v)``.
+
+    Examples:
+        >>> g = torch.Generator().manual_seed(0)
+        >>> q, k, v = (torch.randn(1, 6, 3, generator=g) for _ in range(3))
+        >>> torch.allclose(linear_attention_recurrent(q, k, v),
+        ...                linear_attention(q, k, v, causal=True), atol=1e-5)
+        True
     """
     check_qkv(q, k, v)
     T = _check_same_length(q, k, "linear_attention_recurrent")

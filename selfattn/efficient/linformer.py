@@ -23,12 +23,24 @@ def linformer_attention(
     fixed ``k_proj`` time and memory are linear in ``T``. With ``E = F = I``
     (``k_proj = T_k``) it is dense attention.
 
+    Taught in :doc:`/notebooks/efficient-attention`.
+
     Args:
         q: ``(..., T_q, d_k)``; k: ``(..., T_k, d_k)``; v: ``(..., T_k, d_v)``.
         E, F: ``(k_proj, T_k)`` projections of the keys and of the values.
 
     Returns:
         ``(..., T_q, d_v)``.
+
+    Examples:
+        >>> import torch
+        >>> from selfattn import scaled_dot_product_attention
+        >>> g = torch.Generator().manual_seed(0)
+        >>> q, k, v = (torch.randn(1, 6, 4, generator=g) for _ in range(3))
+        >>> E = torch.eye(6)  # no compression: dense attention again
+        >>> torch.allclose(linformer_attention(q, k, v, E, E),
+        ...                scaled_dot_product_attention(q, k, v)[0], atol=1e-6)
+        True
     """
     check_qkv(q, k, v)
     T_k = k.shape[-2]

@@ -62,6 +62,8 @@ def angular_lsh(
     :math:`+r_c` (column ``c`` of ``R``), bucket ``c + b/2`` is :math:`-r_c`,
     so :math:`h(-x) = (h(x) + b/2) \bmod b`.
 
+    Taught in :doc:`/notebooks/efficient-attention`.
+
     Args:
         x: ``(..., d)`` float tensor, e.g. keys ``(B, T, d_k)``.
         n_buckets: :math:`b`, even and at least 2.
@@ -70,6 +72,12 @@ def angular_lsh(
 
     Returns:
         ``(...,)`` int64 bucket ids in ``[0, n_buckets)``.
+
+    Examples:
+        >>> x = torch.tensor([[1.0, 0.0], [2.0, 0.0], [-1.0, 0.0]])
+        >>> h = angular_lsh(x, 4, generator=torch.Generator().manual_seed(0))
+        >>> bool(h[0] == h[1]), bool(h[0] == h[2])  # same direction, opposite
+        (True, False)
     """
     if not isinstance(x, Tensor) or not x.is_floating_point():
         raise TypeError(

@@ -36,6 +36,8 @@ def orthogonal_random_matrix(
     a Gaussian vector, so each row alone is distributed as :math:`N(0, I_d)`
     (Choromanski et al., 2021).
 
+    Taught in :doc:`/notebooks/efficient-attention`.
+
     Args:
         r: number of rows (random features); d: their dimension.
         generator: the source of randomness (explicit, for reproducibility).
@@ -45,6 +47,12 @@ def orthogonal_random_matrix(
 
     Returns:
         ``(r, d)``.
+
+    Examples:
+        >>> P = orthogonal_random_matrix(4, 4, torch.Generator().manual_seed(0))
+        >>> G = P @ P.T  # orthogonal rows, of chi-distributed lengths
+        >>> torch.allclose(G - torch.diag(G.diag()), torch.zeros(4, 4), atol=1e-5)
+        True
     """
     check_int("r", r)
     check_int("d", d)
@@ -93,12 +101,20 @@ def performer_features(x: Tensor, projection: Tensor) -> Tensor:
     first scales ``q`` and ``k`` by :math:`d_k^{-1/4}`, so that the estimate is
     of :math:`e^{q k^\top / \sqrt{d_k}}`, the softmax kernel.
 
+    Taught in :doc:`/notebooks/efficient-attention`.
+
     Args:
         x: ``(..., T, d)``.
         projection: ``(r, d)``, e.g. :func:`orthogonal_random_matrix`.
 
     Returns:
         ``(..., T, r)``, all entries > 0.
+
+    Examples:
+        >>> P = orthogonal_random_matrix(8, 4, torch.Generator().manual_seed(0))
+        >>> phi = performer_features(torch.randn(5, 4), P)
+        >>> phi.shape, bool((phi > 0).all())  # positive random features
+        (torch.Size([5, 8]), True)
     """
     check_tensor("x", x, min_dim=1)
     _check_projection(projection, x.shape[-1])
@@ -129,6 +145,8 @@ def performer_attention(
     features by one common max; both constants cancel in the ratio (up to the
     ``eps`` added to the denominator).
 
+    Taught in :doc:`/notebooks/efficient-attention`.
+
     Args:
         q: ``(..., T_q, d_k)``; k: ``(..., T_k, d_k)``; v: ``(..., T_k, d_v)``.
         num_features: ``r``, the number of random features, when drawing.
@@ -142,6 +160,16 @@ def performer_attention(
 
     Returns:
         ``(..., T_q, d_v)``.
+
+    Examples:
+        >>> from selfattn import scaled_dot_product_attention
+        >>> g = torch.Generator().manual_seed(0)
+        >>> q, k, v = (torch.randn(1, 8, 4, generator=g) / 2 for _ in range(3))
+        >>> P = orthogonal_random_matrix(4096, 4, g)  # many features: a close match
+        >>> dense = scaled_dot_product_attention(q, k, v)[0]
+        >>> approx = performer_attention(q, k, v, projection=P)
+        >>> bool((approx - dense).abs().max() < 0.05)
+        True
     """
     check_qkv(q, k, v)
     d_k = q.shape[-1]
