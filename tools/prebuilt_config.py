@@ -12,9 +12,12 @@ the book's root, where `jupyter-book build .` runs.
 
 With ``--student`` the copy also sets ``student_edition`` (defined by
 ``book/_ext/editions.py``): the student edition (``make student``) keeps
-every exercise and leaves out every worked solution. It also ships no page
-source and offers no notebook download or launch button, since the notebooks
-hold the solutions.
+every exercise and leaves out every worked solution. Its download button and
+its Colab and Binder buttons give the student notebooks, which have no
+solutions either: ``make student`` copies them over the page sources after
+the build (``tools/reader_notebooks.py install``), and the launch buttons
+point at the branch ``student-notebooks`` (``notebooks_branch``), where the
+publishing workflow puts them.
 """
 
 from __future__ import annotations
@@ -25,6 +28,8 @@ from pathlib import Path
 
 import yaml
 
+STUDENT_BRANCH = "student-notebooks"
+
 
 def main(source: str, target: str, *, student: bool = False) -> int:
     config = yaml.safe_load(Path(source).read_text(encoding="utf-8"))
@@ -33,22 +38,14 @@ def main(source: str, target: str, *, student: bool = False) -> int:
         sphinx = config.setdefault("sphinx", {})
         sphinx.setdefault("config", {}).update(
             student_edition=True,
-            # the page sources are the notebooks, solutions included: no
-            # copy of them in _sources, no link to them
-            html_copy_source=False,
-            html_show_sourcelink=False,
+            # the download button gives _sources/notebooks/<chapter>.ipynb,
+            # which `make student` replaces by the student notebook
+            html_copy_source=True,
+            notebooks_branch=STUDENT_BRANCH,
         )
-        # nor a download of the notebook, nor a launch of it in Binder or
-        # Colab (the repository's notebooks hold the solutions)
-        config.setdefault("html", {})["use_download_button"] = False
+        config.setdefault("html", {})["use_download_button"] = True
         theme = sphinx["config"].setdefault("html_theme_options", {})
-        theme["use_download_button"] = False  # the option the theme reads
-        config["launch_buttons"] = {
-            "binderhub_url": "",
-            "colab_url": "",
-            "jupyterhub_url": "",
-            "thebe": False,
-        }
+        theme["use_download_button"] = True  # the option the theme reads
     here, there = Path(source).resolve().parent, Path(target).resolve().parent
     extensions = config.get("sphinx", {}).get("local_extensions") or {}
     for name, path in extensions.items():

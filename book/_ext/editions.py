@@ -13,6 +13,14 @@
       ```{only} student
       This edition leaves the solutions out.
       ```
+
+* points the Colab, Binder and JupyterHub launch buttons at the branch named
+  by ``notebooks_branch`` (when set) instead of the repository's branch: the
+  branch where the publishing workflow puts the generated notebooks of the
+  edition (``tools/reader_notebooks.py tree``), at the same paths, so a
+  learner launches the reader (or student) notebook, not the MyST source.
+  The download button's ``_sources/notebooks/*.ipynb`` are replaced after the
+  build (``tools/reader_notebooks.py install``, run by the Makefile).
 """
 
 from __future__ import annotations
@@ -42,8 +50,38 @@ def add_tag(app: Sphinx, config: Config) -> None:
         app.tags.add("student")
 
 
+def launch_from_branch(
+    app: Sphinx,
+    pagename: str,
+    templatename: str,
+    context: dict[str, Any],
+    doctree: Any,
+) -> None:
+    """Rewrite the launch links of a page to ``notebooks_branch``.
+
+    Runs after sphinx-book-theme has made them (its handler has priority 501).
+    """
+    new = app.config.notebooks_branch
+    if not new:
+        return
+    theme = app.config.html_theme_options or {}
+    old = theme.get("repository_branch") or "master"  # the theme's default
+
+    for group in context.get("header_buttons") or []:
+        if group.get("label") != "launch-buttons":
+            continue
+        for button in group.get("buttons") or []:
+            url = button.get("url")
+            if isinstance(url, str):
+                url = url.replace(f"/blob/{old}/", f"/blob/{new}/", 1)  # Colab
+                url = url.replace(f"/{old}?urlpath=", f"/{new}?urlpath=", 1)  # Binder
+                button["url"] = url.replace(f"branch={old}", f"branch={new}", 1)
+
+
 def setup(app: Sphinx) -> dict[str, Any]:
     app.add_config_value("student_edition", False, "env")
+    app.add_config_value("notebooks_branch", "", "html")
     app.connect("config-inited", add_tag)
+    app.connect("html-page-context", launch_from_branch, priority=600)
     app.add_transform(RemoveSolutions)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

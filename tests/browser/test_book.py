@@ -362,9 +362,11 @@ def test_chapter_opens_in_colab_and_binder_and_downloads(
     repo = repository()
     notebook = chapter.removesuffix(".html") + ".ipynb"
     hrefs = [a["href"] for a in book.visit(chapter).data["links"]]
-    colab = f"https://colab.research.google.com/github/{repo}/blob/main/{notebook}"
+    config = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
+    branch = config["sphinx"]["config"]["notebooks_branch"]  # the reader notebooks
+    colab = f"https://colab.research.google.com/github/{repo}/blob/{branch}/{notebook}"
     assert colab in hrefs, f"no 'open in Colab' link on {chapter}"
-    binder = f"https://mybinder.org/v2/gh/{repo}/main?urlpath="
+    binder = f"https://mybinder.org/v2/gh/{repo}/{branch}?urlpath="
     assert any(h.startswith(binder) and h.endswith(notebook) for h in hrefs), (
         f"no Binder link on {chapter}"
     )

@@ -4,7 +4,10 @@ Run by ``make bundle-check``. The archive is unpacked into a temporary folder
 and its ``html/index.html`` is opened in headless Chromium as a ``file://``
 URL, with no server: every request that leaves the unpacked folder fails the
 test, the mathematics must be typeset by the bundled MathJax, and every
-figure must load.
+figure must load. Its notebooks are the reader notebooks
+(``_build/notebooks/reader``), outputs left out: the book's text in plain
+Markdown, no MyST left, solutions folded. (The student bundle is checked by
+``tests/editions/test_student.py``.)
 """
 
 from __future__ import annotations
@@ -18,7 +21,10 @@ from typing import Any
 
 import pytest
 
+from .test_notebooks import FOLD, myst_left
+
 ROOT = Path(__file__).resolve().parents[2]
+READER = ROOT / "_build" / "notebooks" / "reader"
 BUNDLE = ROOT / "_build" / "self-attention-executable.zip"
 TOP = "self-attention-executable"
 CHAPTERS = sorted(p.name for p in (ROOT / "notebooks").glob("*.ipynb"))
@@ -53,10 +59,12 @@ def test_the_bundle_holds_book_notebooks_wheel_lock_readme(unpacked: Path) -> No
     assert readme.index("+cpu") < readme.index("-r requirements.lock")
 
 
-def test_the_notebooks_come_without_outputs(unpacked: Path) -> None:
+def test_the_notebooks_are_the_reader_notebooks_without_outputs(
+    unpacked: Path,
+) -> None:
     for name in CHAPTERS:
         ours = json.loads((unpacked / "notebooks" / name).read_text(encoding="utf-8"))
-        repo = json.loads((ROOT / "notebooks" / name).read_text(encoding="utf-8"))
+        repo = json.loads((READER / name).read_text(encoding="utf-8"))
         code = [c for c in ours["cells"] if c["cell_type"] == "code"]
         assert code and all(c["outputs"] == [] for c in code), name
         assert all(c["execution_count"] is None for c in code), name
@@ -68,6 +76,11 @@ def test_the_notebooks_come_without_outputs(unpacked: Path) -> None:
             for c in repo["cells"]
             if "SELFATTN_SOURCE" not in "".join(c["source"])
         ], name
+        prose = [
+            "".join(c["source"]) for c in ours["cells"] if c["cell_type"] == "markdown"
+        ]
+        assert not [x for text in prose for x in myst_left(text)], f"MyST in {name}"
+        assert len(FOLD.findall("\n".join(prose))) >= 3, f"no folded solution: {name}"
 
 
 def _browser() -> Any:
