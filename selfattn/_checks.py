@@ -117,3 +117,13 @@ def check_mask(mask: object, scores_shape: torch.Size, *, name: str = "mask") ->
             f"shape ({', '.join(str(s) for s in scores_shape)}) = (..., T_q, T_k)"
         )
     return mask
+
+
+def check_images(images: object) -> Tensor:
+    """Check a batch of images ``(B, C, H, W)``; return it."""
+    check_tensor("images", images, min_dim=4)
+    if images.dim() != 4:
+        raise ValueError(
+            f"images must have shape (B, C, H, W), got {shape_str(images)}"
+        )
+    return images

@@ -24,11 +24,13 @@ Measured time and memory are the course bench's (:mod:`selfattn.lab.measure`).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+
+from selfattn._checks import check_int
+from selfattn.paths import max_path_length, sequential_operations
 
 __all__ = [
     "self_attention_madds",
@@ -36,22 +38,15 @@ __all__ = [
     "recurrent_madds",
     "convolution_madds",
     "restricted_self_attention_madds",
-    "sequential_operations",
-    "max_path_length",
     "table1",
     "loglog_slope",
 ]
-
-KINDS = ("self_attention", "recurrent", "convolutional", "restricted")
 
 
 def _pos(**sizes: object) -> None:
     """Raise unless every size is a positive int (messages name the argument)."""
     for name, n in sizes.items():
-        if isinstance(n, bool) or not isinstance(n, int):
-            raise TypeError(f"{name} must be an int, got {type(n).__name__}")
-        if n <= 0:
-            raise ValueError(f"{name} must be positive, got {name}={n}")
+        check_int(name, n)
 
 
 def self_attention_madds(n: int, d: int, *, projections: bool = False) -> int:
@@ -181,68 +176,6 @@ def restricted_self_attention_madds(n: int, d: int, r: int) -> int:
     """
     _pos(n=n, d=d, r=r)
     return 2 * r * n * d
-
-
-def _check_kind(kind: str) -> None:
-    if kind not in KINDS:
-        raise ValueError(f"kind must be one of {KINDS}, got kind={kind!r}")
-
-
-def sequential_operations(kind: str, n: int) -> float:
-    """Minimum number of sequential operations (Table 1): ``1`` or ``n`` for an RNN.
-
-    Taught in :doc:`/notebooks/complexity`.
-
-    Args:
-        kind: one of ``"self_attention"``, ``"recurrent"``, ``"convolutional"``,
-            ``"restricted"``; n: sequence length.
-
-    Returns:
-        The expression inside the ``O(.)``.
-
-    Examples:
-        >>> [sequential_operations(kind, 100) for kind in ("recurrent", "restricted")]
-        [100.0, 1.0]
-    """
-    _check_kind(kind)
-    _pos(n=n)
-    return float(n) if kind == "recurrent" else 1.0
-
-
-def max_path_length(
-    kind: str, n: int, *, k: int = 3, r: int = 3, dilated: bool = False
-) -> float:
-    r"""Maximum path length between two positions (Table 1), the expression in ``O(.)``.
-
-    Self-attention: ``1``; recurrent: ``n``; restricted self-attention:
-    ``n / r``; convolution: ``n / k`` for contiguous kernels (the lecture's
-    value: each layer widens the receptive field by about ``k``) or
-    :math:`\log_k n` for dilated ones (``dilated=True``). Table 1 prints
-    :math:`O(\log_k n)`, the dilated case.
-
-    Taught in :doc:`/notebooks/complexity`.
-
-    Args:
-        kind: as in :func:`sequential_operations`; n: sequence length;
-        k: kernel width; r: neighbourhood size; dilated: dilated convolutions.
-
-    Examples:
-        >>> max_path_length("convolutional", 81, k=3), max_path_length("recurrent", 81)
-        (27.0, 81.0)
-        >>> round(max_path_length("convolutional", 81, k=3, dilated=True), 6)
-        4.0
-    """
-    _check_kind(kind)
-    _pos(n=n, k=k, r=r)
-    if kind == "self_attention":
-        return 1.0
-    if kind == "recurrent":
-        return float(n)
-    if kind == "restricted":
-        return n / r
-    if dilated:
-        return math.log(n, k) if k > 1 else float(n)
-    return n / k
 
 
 def table1(

@@ -1,24 +1,102 @@
-"""What one layer reads, and the path lengths and depth that follow.
+"""Sequential operations and path lengths: Table 1's last two columns.
 
-Table 1 of Vaswani et al. (2017) gives the maximum path length between two
-positions and the number of sequential operations of a layer as formulas
-(:mod:`selfattn.complexity`). Here they are *computed* from the layer's
-connections: :func:`layer_reads` lists what each output reads,
-:func:`path_lengths` runs a breadth-first search over those connections and
-:func:`sequential_depth` finds the longest chain of outputs that wait for
-each other.
+Table 1 of Vaswani et al. (2017) gives the number of sequential operations
+of a layer and the maximum path length between two positions as orders,
+which :func:`sequential_operations` and :func:`max_path_length` evaluate.
+Here they are also *computed* from the layer's connections:
+:func:`layer_reads` lists what each output reads, :func:`path_lengths` runs
+a breadth-first search over those connections and :func:`sequential_depth`
+finds the longest chain of outputs that wait for each other.
 """
 
 from __future__ import annotations
 
+import math
 from collections import deque
 from collections.abc import Sequence
 
 from selfattn._checks import check_int
 
-__all__ = ["LAYERS", "layer_reads", "path_lengths", "sequential_depth"]
+__all__ = [
+    "KINDS",
+    "sequential_operations",
+    "max_path_length",
+    "LAYERS",
+    "layer_reads",
+    "path_lengths",
+    "sequential_depth",
+]
 
+KINDS = ("self_attention", "recurrent", "convolutional", "restricted")
 LAYERS = ("convolution", "recurrence", "self-attention")
+
+
+def _pos(**sizes: object) -> None:
+    """Raise unless every size is a positive int (messages name the argument)."""
+    for name, n in sizes.items():
+        check_int(name, n)
+
+
+def _check_kind(kind: str) -> None:
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {KINDS}, got kind={kind!r}")
+
+
+def sequential_operations(kind: str, n: int) -> float:
+    """Minimum number of sequential operations (Table 1): ``1`` or ``n`` for an RNN.
+
+    Taught in :doc:`/notebooks/complexity`.
+
+    Args:
+        kind: one of ``"self_attention"``, ``"recurrent"``, ``"convolutional"``,
+            ``"restricted"``; n: sequence length.
+
+    Returns:
+        The expression inside the ``O(.)``.
+
+    Examples:
+        >>> [sequential_operations(kind, 100) for kind in ("recurrent", "restricted")]
+        [100.0, 1.0]
+    """
+    _check_kind(kind)
+    _pos(n=n)
+    return float(n) if kind == "recurrent" else 1.0
+
+
+def max_path_length(
+    kind: str, n: int, *, k: int = 3, r: int = 3, dilated: bool = False
+) -> float:
+    r"""Maximum path length between two positions (Table 1), the expression in ``O(.)``.
+
+    Self-attention: ``1``; recurrent: ``n``; restricted self-attention:
+    ``n / r``; convolution: ``n / k`` for contiguous kernels (the lecture's
+    value: each layer widens the receptive field by about ``k``) or
+    :math:`\log_k n` for dilated ones (``dilated=True``). Table 1 prints
+    :math:`O(\log_k n)`, the dilated case.
+
+    Taught in :doc:`/notebooks/complexity`.
+
+    Args:
+        kind: as in :func:`sequential_operations`; n: sequence length;
+        k: kernel width; r: neighbourhood size; dilated: dilated convolutions.
+
+    Examples:
+        >>> max_path_length("convolutional", 81, k=3), max_path_length("recurrent", 81)
+        (27.0, 81.0)
+        >>> round(max_path_length("convolutional", 81, k=3, dilated=True), 6)
+        4.0
+    """
+    _check_kind(kind)
+    _pos(n=n, k=k, r=r)
+    if kind == "self_attention":
+        return 1.0
+    if kind == "recurrent":
+        return float(n)
+    if kind == "restricted":
+        return n / r
+    if dilated:
+        return math.log(n, k) if k > 1 else float(n)
+    return n / k
 
 
 def layer_reads(

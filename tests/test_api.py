@@ -59,7 +59,7 @@ def test_the_public_api_was_found():
     for expected in (
         "selfattn.attention.scaled_dot_product_attention",
         "selfattn.graph.edge_attention",
-        "selfattn.vision.conv2d_as_attention",
+        "selfattn.convolution.conv2d_as_attention",
         "selfattn.modules.MultiHeadAttention.forward",
         "selfattn.vision.ViT.attention_weights",
         "selfattn.lab.measure.cpu_times",

@@ -12,14 +12,13 @@ from torch.utils.flop_counter import FlopCounterMode
 from selfattn.complexity import (
     convolution_madds,
     loglog_slope,
-    max_path_length,
     multi_head_madds,
     recurrent_madds,
     restricted_self_attention_madds,
     self_attention_madds,
-    sequential_operations,
     table1,
 )
+from selfattn.paths import max_path_length, sequential_operations
 
 
 def test_counts_by_hand():

@@ -32,7 +32,7 @@ from selfattn.graph import edge_attention, gat_attention
 from selfattn.masks import window_mask
 from selfattn.positional import apply_rotary, sinusoidal_encoding
 from selfattn.scoring import cosine_score, dot_score, scaled_dot_score
-from selfattn.vision import conv2d_as_attention, relative_position_mask
+from selfattn.convolution import conv2d_as_attention, relative_position_mask
 
 DTYPES = [torch.float16, torch.bfloat16, torch.float32, torch.float64]
 TOL = {torch.float16: 2e-2, torch.bfloat16: 8e-2, torch.float32: 1e-5}

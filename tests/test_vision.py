@@ -9,13 +9,12 @@ import torch.nn.functional as F
 
 from selfattn import scaled_dot_product_attention
 from selfattn.lab.baselines import SmallCNN
-from selfattn.vision import (
-    ViT,
+from selfattn.convolution import (
     conv2d_as_attention,
     kernel_offsets,
-    patchify,
     relative_position_mask,
 )
+from selfattn.vision import ViT, patchify
 
 
 def _patchify_loop(images: torch.Tensor, p: int) -> torch.Tensor:

@@ -9,8 +9,8 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
+from selfattn._checks import check_images
 from selfattn._params import init_from
-from selfattn.vision import _check_images
 
 __all__ = ["SmallCNN"]
 
@@ -50,4 +50,4 @@ class SmallCNN(nn.Module):
 
     def forward(self, images: Tensor) -> Tensor:
         """images ``(B, C, H, W)`` -> logits ``(B, num_classes)``."""
-        return self.head(self.features(_check_images(images)).flatten(1))
+        return self.head(self.features(check_images(images)).flatten(1))

@@ -1,0 +1,199 @@
+"""Multi-head attention as a picture, with the shapes of a real forward pass.
+
+:func:`~selfattn.lab.diagrams.multi_head_flow` draws the projection, the
+split into heads, attention per head, the concatenation and ``W^O``; every
+shape is read off a run of :class:`selfattn.modules.MultiHeadAttention` on a
+dummy input.
+"""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import torch
+from matplotlib.figure import Figure
+
+from selfattn.lab.diagrams._draw import (
+    _LABELS_IN,
+    BLACK,
+    BLUE,
+    FONT,
+    GREEN,
+    GREY,
+    ORANGE,
+    PURPLE,
+    SKY,
+    SMALL,
+    VERMILLION,
+    _arrow,
+    _canvas,
+    _check_int,
+    _legend,
+    _matrix,
+    tex,
+)
+from selfattn.modules import MultiHeadAttention
+
+
+def _multi_head_shapes(T: int, D: int, H: int) -> dict[str, tuple[int, ...]]:
+    """The shapes of every step, from a run of ``MultiHeadAttention(D, H)``."""
+    gen = torch.Generator().manual_seed(0)
+    mha = MultiHeadAttention(D, H, generator=gen)
+    x = torch.randn(1, T, D, generator=gen)  # (1, T, D)
+    with torch.no_grad():
+        Q, V = mha.W_q(x), mha.W_v(x)  # (1, T, D) each (K alike)
+        v = mha._split(V)  # (1, H, T, d_k)
+        weights = mha.attention_weights(x)  # (1, H, T, T)
+        heads = weights @ v  # (1, H, T, d_k)
+        out = mha._merge(heads)  # (1, T, D): concat, then W_o
+    return {
+        "x": tuple(x.shape[1:]),
+        "W_q": tuple(mha.W_q.weight.T.shape),  # (D, D)
+        "Q": tuple(Q.shape[1:]),
+        "q_h": tuple(mha._split(Q).shape[1:]),  # (H, T, d_k)
+        "weights": tuple(weights.shape[1:]),  # (H, T, T)
+        "heads": tuple(heads.shape[1:]),  # (H, T, d_k)
+        "concat": (heads.shape[2], mha.W_o.in_features),  # (T, H d_k)
+        "W_o": tuple(mha.W_o.weight.T.shape),  # (D, D)
+        "out": tuple(out.shape[1:]),
+    }
+
+
+def _head_colors(H: int) -> list[str]:
+    """One colour per head: Okabe-Ito (no yellow) up to 7 heads, viridis beyond."""
+    okabe = [BLUE, VERMILLION, GREEN, ORANGE, SKY, PURPLE, BLACK]
+    if H <= len(okabe):
+        return okabe[:H]
+    cmap = plt.get_cmap("viridis")
+    return [cmap(h / (H - 1)) for h in range(H)]
+
+
+def multi_head_flow(*, T: int = 4, D: int = 8, H: int = 2) -> Figure:
+    r"""Draw multi-head attention: project, split into heads, attend, concat, ``W^O``.
+
+    .. math::
+        \operatorname{head}_h = \operatorname{softmax}\!\big(q_h k_h^\top /
+        \sqrt{d_k}\big)\, v_h,\qquad
+        \text{out} = [\operatorname{head}_1; \dots; \operatorname{head}_H]\, W^O
+
+    ``x`` (``T × D``) is projected by :math:`W_q, W_k, W_v` (``D × D``) to
+    :math:`Q, K, V`; the ``D`` columns of each are split into ``H`` heads of
+    ``d_k = D / H`` columns (coloured by head); each head attends on its own
+    (weights ``T × T``); the heads' outputs are concatenated back to
+    ``T × D`` and mixed by :math:`W^O` (Vaswani et al., 2017, sec. 3.2.2).
+    Heads are numbered 1 to ``H``; beyond 4 heads, heads 1, 2 and ``H`` are
+    drawn. The shapes are those of a run of
+    :class:`selfattn.modules.MultiHeadAttention` ``(D, H)`` (its projections, its
+    ``_split``, ``attention_weights`` and ``_merge``) on a dummy input.
+
+    Args:
+        T: sequence length; D: model width; H: number of heads (must divide D).
+
+    Returns:
+        The figure.
+    """
+    T, D, H = _check_int("T", T), _check_int("D", D), _check_int("H", H)
+    if D % H:
+        raise ValueError(
+            f"D={D} must be divisible by H={H} (each head gets d_k = D / H columns)"
+        )
+    shapes = _multi_head_shapes(T, D, H)
+    d_k = shapes["q_h"][-1]
+    colors = _head_colors(H)
+    lanes = list(range(H)) if H <= 4 else [0, 1, None, H - 1]  # None: the dots
+    cell = min(0.28, 2.4 / max(T, D))
+    hT, wD = T * cell, shapes["Q"][1] * cell
+    wT, wk = shapes["weights"][-1] * cell, shapes["heads"][-1] * cell
+    xs = {"x": 0.0}
+    xs["QKV"] = wD / 2 + 3.2 + wD / 2
+    xs["W"] = xs["QKV"] + wD / 2 + 3.4 + wT / 2
+    xs["head"] = xs["W"] + wT / 2 + 1.8 + wk / 2
+    xs["concat"] = xs["head"] + wk / 2 + (2.2 if len(lanes) <= 2 else 3.2) + wD / 2
+    xs["out"] = xs["concat"] + wD / 2 + 3.0 + wD / 2
+    left, right = -wD / 2 - 0.5, xs["out"] + wD / 2 + 0.6
+    upi = (right - left) / 11.0  # data units per inch of an 11-inch figure
+    qkv_gap = lane_gap = hT + _LABELS_IN * upi
+    lane_y = [(len(lanes) - 1) / 2 * lane_gap - n * lane_gap for n in range(len(lanes))]
+    half = max(qkv_gap, lane_y[0]) + hT / 2 + 0.45 * upi
+    fig, ax = _canvas(11.0, (left, right), (-half - 0.75 * upi, half), bottom=0.8)
+    col_colors = [colors[c // d_k] for c in range(shapes["Q"][1])]
+    box = {
+        "x": _matrix(ax, (0, 0), shapes["x"], cell, GREY, symbol="$x$", dims="T × D")
+    }
+    # 1) project: x -> Q, K, V, whose columns fall into H heads
+    for n, (name, w) in enumerate((("Q", "W_q"), ("K", "W_k"), ("V", "W_v"))):
+        y = qkv_gap * (1 - n)
+        box[name] = _matrix(
+            ax,
+            (xs["QKV"], y),
+            shapes["Q"],
+            cell,
+            BLACK,
+            symbol=f"${name} = xW_{name.lower()}$",
+            dims="T × D",
+            col_colors=col_colors,
+        )
+        pd = shapes["W_q"]
+        label = f"${w}$\nD × D\n({pd[0]} × {pd[1]})"
+        _arrow(ax, (box["x"][2], 0), (box[name][0], y), label, where=0.62)
+    # 2) split: head h takes columns (h-1) d_k ... h d_k - 1 of Q, K and V
+    bx = box["Q"][2] + 0.35
+    ax.plot([bx, bx], [qkv_gap, -qkv_gap], color=BLACK, lw=1.3)
+    for y in (qkv_gap, 0.0, -qkv_gap):
+        ax.plot([box["Q"][2] + 0.05, bx], [y, y], color=BLACK, lw=1.3)
+    for n, h in enumerate(lanes):
+        y = lane_y[n]
+        if h is None:
+            ax.text(xs["W"], y, "⋮", ha="center", va="center", size=FONT + 6)
+            continue
+        W = _matrix(
+            ax,
+            (xs["W"], y),
+            shapes["weights"][1:],
+            cell,
+            colors[h],
+            symbol=f"head {h + 1}",
+            dims="T × T",
+        )
+        _arrow(ax, (bx, 0), (W[0], y))
+        Z = _matrix(
+            ax, (xs["head"], y), shapes["heads"][1:], cell, colors[h], dims="T × d_k"
+        )
+        _arrow(ax, (W[2], y), (Z[0], y), f"$\\cdot v_{{{h + 1}}}$", above=True)
+        spread = 0.8 * hT * (0.5 - n / max(len(lanes) - 1, 1))  # fan into concat
+        _arrow(ax, (Z[2], y), (xs["concat"] - wD / 2, spread if len(lanes) > 1 else 0))
+    # 3) concatenate the heads, 4) mix them with W^O
+    C = _matrix(
+        ax,
+        (xs["concat"], 0),
+        shapes["concat"],
+        cell,
+        BLACK,
+        symbol="concat",
+        dims="T × D",
+        col_colors=col_colors,
+    )
+    O = _matrix(
+        ax, (xs["out"], 0), shapes["out"], cell, GREY, symbol="out", dims="T × D"
+    )
+    wo = shapes["W_o"]
+    label = f"$W^O$\n{tex('D × D')}\n({wo[0]} × {wo[1]})"
+    _arrow(ax, (C[2], 0), (O[0], 0), label, above=True)
+    formula = (
+        f"split: head $h$ gets $d_k = D/H$ = {d_k} of the $D$ = {D} columns of "
+        "$Q, K, V$ (its colour): $q_h, k_h, v_h$\n"
+        r"in head $h$: weights $= \mathrm{softmax}(q_h k_h^\top/\sqrt{d_k})$, "
+        r"output $=$ weights $\cdot\, v_h$"
+    )
+    ax.text(
+        (xs["QKV"] + xs["out"]) / 2,
+        -half - 0.15 * upi,
+        formula,
+        ha="center",
+        va="top",
+        size=SMALL,
+    )
+    ax.set_title("Multi-head attention (selfattn.MultiHeadAttention)", size=FONT + 1)
+    shown = range(H) if H <= 8 else [h for h in lanes if h is not None]
+    entries = [("input, output", GREY)] + [(f"head {h + 1}", colors[h]) for h in shown]
+    _legend(fig, entries, ncol=min(len(entries), 5))
+    return fig
