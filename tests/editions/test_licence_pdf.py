@@ -1,0 +1,41 @@
+"""The PDF edition's title page states its licences (``make pdf`` first).
+
+Text, figures and notebooks: CC BY-SA 4.0; code: MIT, with both URLs, as
+``book/_latex/booklicence.sty`` prints them at the foot of the title page.
+Read with poppler's ``pdftotext``; without it the test skips, except in CI
+(``CI=true``), where it fails.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+PDF = ROOT / "_build" / "self-attention-executable.pdf"
+
+
+def test_the_title_page_states_both_licences() -> None:
+    if shutil.which("pdftotext") is None:
+        reason = "pdftotext is missing (Debian: apt-get install poppler-utils)"
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"{reason}; CI=true, so the PDF checks fail instead of skip")
+        pytest.skip(reason)
+    assert PDF.is_file(), "no PDF: run `make pdf` first"
+    first = subprocess.run(
+        ["pdftotext", "-enc", "UTF-8", "-f", "1", "-l", "1", str(PDF), "-"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    ).stdout
+    text = re.sub(r"\s+", " ", first)
+    assert "Self-attention, executable" in text, "page 1 is not the title page"
+    assert "CC BY-SA 4.0" in text and "MIT licence" in text, text
+    assert "creativecommons.org/licenses/by-sa/4.0" in text.replace(" ", "")
+    assert "opensource.org/license/mit" in text.replace(" ", "")
