@@ -20,8 +20,10 @@ SOURCES := _config.yml _toc.yml $(wildcard book/*.md book/*.bib book/*/*.md) \
            $(wildcard book/_ext/*.py book/_static/*.css book/_static/*.svg) \
            $(wildcard notebooks/*.ipynb) $(wildcard selfattn/*.py selfattn/*/*.py)
 
-.PHONY: chapter chapter-check book book-prebuilt book-checked pdf pdf-check student student-check bundle bundle-check editions repository test unit notebooks seeds browser lint format serve \
-        execute lock explore mutation clean help
+.PHONY: chapter chapter-check book book-prebuilt book-checked pdf pdf-check student student-check bundle bundle-check editions repository \
+        reader-notebooks reader-notebooks-check notebooks-branches student-pdf \
+        bundle-student wheel test unit notebooks seeds browser lint format serve \
+        execute lock explore mutation stress clean help
 
 help:
 	@echo "make book     build the HTML into _build/html (executes every notebook)"
@@ -32,6 +34,8 @@ help:
 	@echo "make chapter  authors: NAME=slug TITLE=\"...\" creates a chapter from the template"
 	@echo "make lint     ruff check + format check"
 	@echo "make lock     regenerate requirements.lock from pyproject.toml"
+	@echo "make floors   the lower bounds of pyproject.toml: unit tests and two chapters"
+	@echo "make dist     build the package for PyPI (sdist, wheel) and twine-check it"
 
 # --- environment -----------------------------------------------------------
 # torch: PyPI's Linux wheel of torch pulls in several GB of CUDA libraries
@@ -40,15 +44,16 @@ help:
 # carry it, else from PyTorch's CPU index, consulted for torch alone. The lock
 # then finds torch==2.13.0 satisfied by 2.13.0+cpu (PEP 440 ignores the local
 # label) and installs no nvidia-* package. Elsewhere (macOS, Windows) PyPI's
-# wheel is the CPU build already.
+# wheel is the CPU build already. $(call install_cpu_torch,PYTHON[,VERSION])
+# installs VERSION (default: the lock's).
 TORCH_VERSION   := $(shell sed -n 's/^torch==//p' requirements.lock)
 TORCH_CPU_INDEX ?= https://download.pytorch.org/whl/cpu
 ifeq ($(shell uname -s),Linux)
 define install_cpu_torch
 	$(1) -m pip install --quiet --disable-pip-version-check --no-deps \
-	    "torch==$(TORCH_VERSION)+cpu" 2>/dev/null \
+	    "torch==$(or $(2),$(TORCH_VERSION))+cpu" 2>/dev/null \
 	|| $(1) -m pip install --quiet --disable-pip-version-check --no-deps \
-	    --index-url $(TORCH_CPU_INDEX) "torch==$(TORCH_VERSION)+cpu"
+	    --index-url $(TORCH_CPU_INDEX) "torch==$(or $(2),$(TORCH_VERSION))+cpu"
 endef
 else
 install_cpu_torch = @true
@@ -62,14 +67,9 @@ $(STAMP): requirements.lock pyproject.toml
 	    --no-deps --no-build-isolation -e .
 	@touch $@
 
-# MathJax is served from the built site (no CDN); it comes from the npm
-# registry at set-up, pinned by package-lock.json, and is never committed.
-$(MATHJAX): package.json package-lock.json
-	npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
-	rm -rf book/_static/mathjax
-	mkdir -p book/_static
-	cp -r node_modules/mathjax/es5 book/_static/mathjax
-	@touch $@
+# MathJax is served from the built site (no CDN): the files the book uses,
+# checked in under book/_static/mathjax with MathJax's licence (its
+# README.txt; tools/vendor_mathjax.py adds a file). No Node, no npm.
 
 # --- the book --------------------------------------------------------------
 # `make book` executes the notebooks. Locally the jupyter-cache skips notebooks
@@ -88,6 +88,7 @@ endif
 	@echo "The book is built: open file://$(CURDIR)/_build/html/index.html"
 
 book: $(HTML)
+	$(MAKE) --no-print-directory reader-notebooks
 	@echo "Book up to date: file://$(CURDIR)/_build/html/index.html"
 
 # `make test` builds the book from the committed outputs once nbval has shown
@@ -99,6 +100,33 @@ book-prebuilt: $(STAMP) $(MATHJAX)
 	$(BIN)/python tools/prebuilt_config.py _config.yml $(PREBUILT_CONFIG)
 	$(BIN)/jupyter-book build . --builder html -W -n --keep-going \
 	    --config $(PREBUILT_CONFIG) || { rm -f $(HTML); exit 1; }
+
+# --- reader and student notebooks ------------------------------------------
+# The chapters as plain Jupyter notebooks that read like the book in
+# JupyterLab, Colab, VS Code or on GitHub (tools/reader_notebooks.py; see
+# CONTRIBUTING, "Reader and student notebooks"), written in seconds from the
+# committed notebooks and the built book into _build/notebooks/reader
+# (solutions folded) and _build/notebooks/student (no solutions). The reader
+# notebooks then replace the book's _sources copies, which the download
+# button gives. `make reader-notebooks-check` checks both editions
+# (tests/editions/test_notebooks.py); `make test` runs it.
+NOTEBOOKS_OUT := _build/notebooks
+reader-notebooks: $(STAMP)
+	@test -f $(HTML) || { echo "no built book: run make book first"; exit 1; }
+	$(BIN)/python tools/reader_notebooks.py build _build/html $(NOTEBOOKS_OUT)
+	$(BIN)/python tools/reader_notebooks.py install $(NOTEBOOKS_OUT)/reader _build/html
+
+reader-notebooks-check: reader-notebooks
+	$(BIN)/python -m pytest tests/editions/test_notebooks.py -q -p no:cacheprovider
+
+# What the publishing workflow pushes to the branches the launch buttons open
+# (notebooks_branch in _config.yml): the repository with notebooks/ replaced
+# by the reader (or student) notebooks, in _build/branches/<branch>.
+notebooks-branches: reader-notebooks
+	$(BIN)/python tools/reader_notebooks.py tree $(NOTEBOOKS_OUT)/reader \
+	    _build/branches/notebooks
+	$(BIN)/python tools/reader_notebooks.py tree $(NOTEBOOKS_OUT)/student \
+	    _build/branches/student-notebooks
 
 # --- the PDF edition ------------------------------------------------------
 # The whole book as one PDF: Jupyter Book's LaTeX builder (xelatex), built
@@ -129,7 +157,8 @@ pdf: $(STAMP)
 	@echo "The PDF edition: $(CURDIR)/$(PDF)"
 
 pdf-check: pdf
-	$(BIN)/python -m pytest tests/editions/test_pdf.py -q -p no:cacheprovider
+	$(BIN)/python -m pytest tests/editions/test_pdf.py tests/editions/test_licence_pdf.py -q \
+	    -p no:cacheprovider
 
 # --- the student edition --------------------------------------------------
 # The same book without the worked solutions (book/_ext/editions.py; every
@@ -144,22 +173,59 @@ student: $(STAMP) $(MATHJAX)
 	$(BIN)/jupyter-book build . --builder html -W -n --keep-going \
 	    --config $(STUDENT_CONFIG) --path-output _build/student \
 	    || { rm -f $(STUDENT_HTML); exit 1; }
+	$(BIN)/python tools/reader_notebooks.py build $(dir $(STUDENT_HTML)) \
+	    $(NOTEBOOKS_OUT) --edition student
+	$(BIN)/python tools/reader_notebooks.py install $(NOTEBOOKS_OUT)/student \
+	    $(dir $(STUDENT_HTML))
 	@echo "The student edition: file://$(CURDIR)/$(STUDENT_HTML)"
 
-student-check: student
+# The student edition as one PDF, like `make pdf` from the student
+# configuration, into $(STUDENT_PDF) (and next to the student edition's
+# index.html when it is built).
+STUDENT_PDF_CONFIG := _build/_config.student-pdf.yml
+STUDENT_PDF_LATEX  := _build/student-pdf/_build/latex
+STUDENT_PDF        := _build/self-attention-executable-student.pdf
+student-pdf: $(STAMP)
+	@command -v xelatex >/dev/null && command -v latexmk >/dev/null \
+	    || { echo "make student-pdf needs TeX Live: see README.md, The PDF edition"; exit 1; }
+	@mkdir -p _build
+	rm -f $(STUDENT_PDF) $(STUDENT_PDF_LATEX)/self-attention-executable.pdf
+	$(BIN)/python tools/prebuilt_config.py --student _config.yml $(STUDENT_PDF_CONFIG)
+	env TEXINPUTS=":$(CURDIR)/book/_latex/texmf" \
+	    LATEXOPTS="-interaction=nonstopmode -halt-on-error" \
+	    $(BIN)/jupyter-book build . --builder pdflatex -W -n --keep-going \
+	    --config $(STUDENT_PDF_CONFIG) --path-output _build/student-pdf
+	cp $(STUDENT_PDF_LATEX)/self-attention-executable.pdf $(STUDENT_PDF)
+	@if [ -d $(dir $(STUDENT_HTML)) ]; then cp $(STUDENT_PDF) $(dir $(STUDENT_HTML)); fi
+	@echo "The student PDF: $(CURDIR)/$(STUDENT_PDF)"
+
+# No solution in the student edition, its notebooks, its PDF and its bundle;
+# each check is also shown to fail on the full edition's version (the full
+# PDF, the reader notebooks and the book they are bundled with).
+student-check: student student-pdf pdf
+	$(MAKE) --no-print-directory bundle-student
 	$(BIN)/python -m pytest tests/editions/test_student.py -q -p no:cacheprovider
 
 # --- the offline bundle ---------------------------------------------------
 # One zip to carry: the built book (opens from html/index.html with no server
-# and no network), the notebooks without outputs, selfattn as a wheel, the
-# lock and a README (tools/make_bundle.py). Needs the built book.
+# and no network), the reader notebooks without outputs, selfattn as a wheel,
+# the lock and a README (tools/make_bundle.py). Needs the built book. The
+# student bundle is the same made of the student edition, its notebooks and
+# its PDF (`make student` first).
 BUNDLE := _build/self-attention-executable.zip
-bundle: $(STAMP)
-	@test -f $(HTML) || { echo "no built book: run make book first"; exit 1; }
+STUDENT_BUNDLE := _build/self-attention-executable-student.zip
+wheel: $(STAMP)
 	rm -rf _build/wheel
 	$(BIN)/python -m pip wheel --quiet --disable-pip-version-check --no-deps \
 	    --no-build-isolation -w _build/wheel . && rm -rf build
+
+bundle: reader-notebooks wheel
 	$(BIN)/python tools/make_bundle.py _build/html _build/wheel $(BUNDLE)
+
+bundle-student: wheel
+	@test -f $(STUDENT_HTML) || { echo "no student edition: run make student first"; exit 1; }
+	$(BIN)/python tools/make_bundle.py --student $(dir $(STUDENT_HTML)) _build/wheel \
+	    $(STUDENT_BUNDLE)
 
 bundle-check: bundle
 	$(BIN)/python -m pytest tests/editions/test_bundle.py -q -p no:cacheprovider
@@ -171,8 +237,8 @@ chapter-check: $(STAMP) $(MATHJAX)
 
 # The editions besides the HTML book, each with its check (.ci/run runs this
 # after make test, from the book that make test built): the PDF and the
-# student edition and the new-chapter check side by side, then the bundle
-# (which carries the PDF).
+# student edition (with its notebooks, PDF and bundle) and the new-chapter
+# check side by side, then the bundle (which carries the PDF).
 editions:
 	$(MAKE) --no-print-directory -j2 --output-sync=target pdf-check student-check \
 	    chapter-check
@@ -214,9 +280,11 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
+# The library's tests, then every docstring's Examples block as a doctest.
 unit: $(STAMP)
 	env OMP_NUM_THREADS=1 $(BIN)/python -m pytest tests -q --ignore=tests/browser \
 	    --ignore=tests/editions
+	env OMP_NUM_THREADS=1 $(BIN)/python -m pytest selfattn -q --doctest-modules
 
 notebooks: $(STAMP)
 	env $(PORTABLE) $(NBVAL)
@@ -231,9 +299,19 @@ browser:
 	@test -f $(HTML) || { echo "no built book: run make book first"; exit 1; }
 	$(BIN)/python -m pytest tests/browser -q
 
-# The book built from the committed outputs, then read in the browser.
+# The book built from the committed outputs, its reader and student notebooks
+# written and checked, then the book and a reader notebook read in the browser.
 book-checked: book-prebuilt
+	$(MAKE) --no-print-directory reader-notebooks-check
 	$(MAKE) --no-print-directory browser
+
+# Not part of `make test`: the chapters that measure time, run again and again
+# with portable kernels on one thread beside CPU-bound processes (hours; every
+# run must pass). STRESS_RUNS runs, STRESS_LOAD busy processes.
+STRESS_RUNS ?= 10
+STRESS_LOAD ?= 3
+stress: $(STAMP)
+	$(BIN)/python tools/stress.py --runs $(STRESS_RUNS) --load $(STRESS_LOAD)
 
 # Not part of `make test`: hypothesis draws many fresh examples (the suite's
 # default profile is derandomised, so CI cannot flake on a rare example).
@@ -286,7 +364,7 @@ execute: $(STAMP)
 lock:
 	rm -rf .lockenv && $(PYTHON) -m venv .lockenv
 	$(call install_cpu_torch,.lockenv/bin/python)
-	.lockenv/bin/pip install --quiet ".[book,test,dev]"
+	.lockenv/bin/pip install --quiet ".[lab,book,test,dev]"
 	{ echo "# Pinned environment for the course; regenerate with 'make lock'."; \
 	  echo "# torch is pinned to the CPU release $(TORCH_VERSION)."; \
 	  .lockenv/bin/pip freeze --all --exclude pip --exclude selfattn \
@@ -295,6 +373,57 @@ lock:
 	  || { echo "make lock: CUDA packages above; not written"; exit 1; }
 	mv requirements.lock.new requirements.lock
 	rm -rf .lockenv
+
+# --- the package on PyPI -----------------------------------------------------
+# `make dist`: the sdist and the wheel that the workflow publishes on a tag
+# (_build/dist), built as PyPI gets them and checked by twine.
+DIST := _build/dist
+.PHONY: dist
+dist: $(STAMP)
+	rm -rf $(DIST)
+	$(BIN)/python -m build --no-isolation --outdir $(DIST) . && rm -rf build
+	$(BIN)/twine check --strict $(DIST)/*
+
+# --- the minimum versions (not part of make test) ------------------------------
+# `make floors` proves pyproject.toml's lower bounds: a scratch venv gets exactly
+# the floor of every dependency of selfattn and of its extra lab (pip
+# constraints that tools/floors.py writes from pyproject.toml; it also says why
+# each floor is what it is), with torch at the lock's CPU release: PyTorch's CPU
+# index, the only source of an older CPU torch, may be out of reach. The
+# workflow's floors job runs `make floors FLOOR_TORCH=floor`. There: the
+# Colab-like install-cell test (tests/editions/test_install_cell.py), the
+# library's unit tests (the checkout's selfattn: some tests read the files
+# beside it), and two chapters, asserts only (--nbval-lax), whose kernels import
+# the installed wheel (python -P keeps the checkout off the path). .ci/run runs
+# it after the editions.
+FLOORS         := _build/floors
+FLOOR_TORCH    ?= lock
+FLOOR_CHAPTERS ?= notebooks/graph-attention.ipynb notebooks/multi-head-attention.ipynb
+FLOOR_PIP      := $(FLOORS)/venv/bin/python -m pip --disable-pip-version-check
+# the library's tests (pytest's @file arguments): not those of built artefacts,
+# nor those that check the repository's other files (a new test of that kind
+# goes into the file's --ignore lines). The workflow runs the same on macOS and
+# Windows.
+LIBRARY_TESTS  := @.ci/library-tests.txt
+.PHONY: floors
+floors: $(STAMP)
+	rm -rf $(FLOORS) && mkdir -p $(FLOORS)
+	$(PYTHON) tools/floors.py --torch $(FLOOR_TORCH) > $(FLOORS)/constraints.txt
+	$(BIN)/python -m pip wheel --quiet --disable-pip-version-check --no-deps \
+	    --no-build-isolation -w $(FLOORS)/wheel . && rm -rf build
+	$(PYTHON) -m venv $(FLOORS)/venv
+	$(call install_cpu_torch,$(FLOORS)/venv/bin/python,$(shell $(PYTHON) tools/floors.py --torch-version $(FLOOR_TORCH)))
+	$(FLOOR_PIP) install --quiet -c $(FLOORS)/constraints.txt \
+	    "$$(ls $(FLOORS)/wheel/selfattn-*.whl)[lab]" $$($(PYTHON) tools/floors.py --names)
+	$(FLOOR_PIP) check
+	$(FLOORS)/venv/bin/python -m pip list --format=freeze > $(FLOORS)/installed.txt
+	$(BIN)/python -m pytest tests/editions/test_install_cell.py -q -p no:cacheprovider
+	env OMP_NUM_THREADS=1 $(FLOORS)/venv/bin/python -m pytest -q \
+	    -p no:cacheprovider $(LIBRARY_TESTS)
+	$(FLOORS)/venv/bin/python -P -c "import selfattn; print(selfattn.__file__)" \
+	    | grep -q "$(FLOORS)/venv/" || { echo "floors: selfattn is not the wheel"; exit 1; }
+	env OMP_NUM_THREADS=1 $(FLOORS)/venv/bin/python -P -m pytest -q \
+	    -p no:cacheprovider --nbval-lax $(FLOOR_CHAPTERS)
 
 clean:
 	rm -rf _build

@@ -1,11 +1,17 @@
-"""The three descriptions of the environment agree with each other.
+"""The descriptions of the environment agree with each other.
 
 pyproject.toml declares ranges, environment.yml offers the same set to conda
-users, and requirements.lock pins one exact version of everything.
+users, requirements.lock pins one exact version of everything (the Makefile's
+environment; Binder installs it too), and [tool.uv] pins the same torch.
+The lower bounds of the library and of its extra lab are the oldest releases
+the code runs on: `make floors` installs exactly them (tools/floors.py) and
+runs the unit tests and two chapters there. Those of the authors' extras
+(book, test, dev) are the locked releases.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import re
 from pathlib import Path
 
@@ -19,18 +25,29 @@ except ModuleNotFoundError:  # Python 3.10
     from pip._vendor import tomli as tomllib
 
 ROOT = Path(__file__).resolve().parents[1]
-CONDA_NAMES = {"pytorch": "torch"}  # conda-forge name -> PyPI name
+CONDA_NAMES = {"pytorch": "torch", "python-build": "build"}  # conda -> PyPI name
+LEARNER = ("dependencies", "lab")  # the library and its extra lab
+
+spec = importlib.util.spec_from_file_location("floors", ROOT / "tools" / "floors.py")
+floors = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(floors)
+
+
+def _project() -> dict:
+    return tomllib.loads((ROOT / "pyproject.toml").read_text())
 
 
 def _canonical(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
-def _pyproject_requirements() -> dict[str, Requirement]:
-    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    reqs = list(project["dependencies"])
-    for extra in project["optional-dependencies"].values():
-        reqs += extra
+def _pyproject_requirements(*groups: str) -> dict[str, Requirement]:
+    """Every requirement of pyproject.toml, or those of the named groups
+    ('dependencies' or an extra's name)."""
+    project = _project()["project"]
+    every = {"dependencies": project["dependencies"]}
+    every.update(project["optional-dependencies"])
+    reqs = [r for group in groups or every for r in every[group]]
     return {_canonical(Requirement(r).name): Requirement(r) for r in reqs}
 
 
@@ -85,17 +102,69 @@ def test_torch_is_pinned_to_the_cpu_release():
     assert _lock()["torch"] == Version("2.13.0")
 
 
-@pytest.mark.parametrize("name", sorted(_pyproject_requirements()))
-def test_lower_bound_is_a_version_the_suite_ran_on(name):
-    """A lower bound below the locked release would promise an untested version."""
-    req = _pyproject_requirements()[name]
+def test_uv_pins_the_locked_torch_from_the_makefiles_cpu_index():
+    uv = _project()["tool"]["uv"]
+    assert uv["constraint-dependencies"] == [f"torch=={_lock()['torch']}"]
+    (index,) = uv["index"]
+    assert uv["sources"]["torch"] == [
+        {"index": index["name"], "marker": "sys_platform == 'linux'"}
+    ]
+    makefile = (ROOT / "Makefile").read_text()
+    assert f"TORCH_CPU_INDEX ?= {index['url']}\n" in makefile
+    binder = (ROOT / "binder" / "requirements.txt").read_text()
+    assert f"--extra-index-url {index['url']}\n" in binder
+
+
+def test_binder_installs_the_lock_on_its_python():
+    binder = (ROOT / "binder" / "requirements.txt").read_text().splitlines()
+    assert "-r ../requirements.lock" in binder
+    runtime = (ROOT / "binder" / "runtime.txt").read_text().strip()
+    assert (
+        f">={runtime.removeprefix('python-')}"
+        == (_project()["project"]["requires-python"])
+    )
+
+
+def _lower_bound(req: Requirement) -> Version:
     lows = [Version(s.version) for s in req.specifier if s.operator in (">=", "==")]
-    assert lows, f"{name}: no lower bound in pyproject.toml ({req.specifier})"
+    assert len(lows) == 1, f"{req.name}: one lower bound, not {req.specifier}"
+    return lows[0]
+
+
+AUTHORS = sorted(
+    set(_pyproject_requirements()) - set(_pyproject_requirements(*LEARNER))
+)
+
+
+@pytest.mark.parametrize("name", AUTHORS)
+def test_an_authors_tool_lower_bound_is_the_locked_release(name):
+    """A lower bound below the locked release would promise an untested version
+    (the authors' tools have no floors pass)."""
+    req = _pyproject_requirements()[name]
     locked = _lock()[name].release[:2]
-    assert max(lows).release[:2] == locked, (
+    assert _lower_bound(req).release[:2] == locked, (
         f"{name}: pyproject.toml allows {req.specifier}, but the suite runs on "
         f"{_lock()[name]}; raise the lower bound to >={locked[0]}.{locked[1]}"
     )
+
+
+@pytest.mark.parametrize("name", sorted(_pyproject_requirements(*LEARNER)))
+def test_make_floors_installs_exactly_the_learners_lower_bounds(name):
+    """The library's and lab's lower bounds are proven by `make floors` (torch's
+    by the workflow's floors job): its constraints pin each to its floor."""
+    req = _pyproject_requirements(*LEARNER)[name]
+    pins = dict(
+        line.split("==")
+        for line in floors.constraints("floor").splitlines()
+        if "==" in line
+    )
+    assert Version(pins[name]) == _lower_bound(req)
+
+
+def test_the_floors_pass_runs_in_ci_and_in_the_workflow():
+    assert "make floors" in (ROOT / ".ci" / "run").read_text()
+    workflow = (ROOT / ".github" / "workflows" / "book.yml").read_text()
+    assert "make floors FLOOR_TORCH=floor" in workflow
 
 
 def test_lock_holds_no_cuda_package():
@@ -104,5 +173,5 @@ def test_lock_holds_no_cuda_package():
 
 
 def test_python_requirement_matches_the_lock():
-    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    project = _project()["project"]
     assert project["requires-python"] == ">=3.11", "the lock is resolved for 3.11"

@@ -1,23 +1,33 @@
 """The repository URL has one home, and the Colab install cell works.
 
 ``_config.yml`` holds the URL; ``tools/repository.py`` writes its copies (the
-install cell of every notebook, the cell shown on the how-to-run page). The
-install cell is run here as Colab runs it, in a Python where ``selfattn`` is
-missing, with ``$SELFATTN_SOURCE`` pointing at a local copy of this
-repository instead of GitHub.
+install cell of every notebook and of the chapter template, the cell shown on
+the how-to-run page). The install cell is run here as Colab runs it, in a
+Python that has torch, numpy and the rest but not ``selfattn``
+(tests/install_cell_env.py), with ``$SELFATTN_SOURCE`` pointing at a wheel of
+this repository instead of PyPI or GitHub, and no index (no network). The same
+with an older numpy, the floor's: tests/editions/test_install_cell.py, run by
+``make floors``.
 """
 
 from __future__ import annotations
 
 import importlib.util
-import os
-import shutil
+import json
+import re
 import subprocess
-import sys
-import sysconfig
+import tomllib
 from pathlib import Path
 
 import pytest
+from install_cell_env import (
+    IMPORTS,
+    build_wheel,
+    colab_like,
+    own_packages,
+    run_cell,
+    where_and_version,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 spec = importlib.util.spec_from_file_location(
@@ -33,7 +43,7 @@ def test_every_copy_of_the_url_is_made_from_the_config() -> None:
 
 def test_a_changed_url_makes_every_copy_stale() -> None:
     other = "https://github.com/someone/elsewhere"
-    assert len(repository.stale(other)) == len(repository.notebooks()) + 1
+    assert len(repository.stale(other)) == len(repository.copies()) + 1
 
 
 def test_publishing_is_refused_while_the_url_is_the_placeholder() -> None:
@@ -46,42 +56,54 @@ def test_set_url_rejects_what_is_not_a_github_repository() -> None:
         repository.set_url("git@github.com:me/repo.git")
 
 
-def test_the_install_cell_installs_selfattn_where_it_is_missing(
-    tmp_path: Path,
-) -> None:
-    # A local copy of what pip needs to build the package.
-    source = tmp_path / "repo"
-    shutil.copytree(ROOT / "selfattn", source / "selfattn")
-    for name in ("pyproject.toml", "README.md"):
-        shutil.copy(ROOT / name, source / name)
-    # A fresh environment without selfattn that sees this one's packages
-    # (torch, numpy, ...), as Colab has its own.
-    env_dir = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(env_dir)], check=True)
-    python = env_dir / "bin" / "python"
-    site = subprocess.run(
-        [python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.strip()
-    Path(site, "course-packages.pth").write_text(sysconfig.get_path("purelib") + "\n")
+def test_the_cell_carries_pyproject_floors_and_the_release() -> None:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    deps = dict(
+        re.fullmatch(r"([a-z]+)>=([0-9.]+),.*", d).groups()
+        for d in project["project"]["dependencies"]
+    )
+    assert repository.floors() == {"torch": deps["torch"], "numpy": deps["numpy"]}
     cell = repository.install_cell(repository.url())
-    env = {**os.environ, "SELFATTN_SOURCE": str(source)}
-    probe = "import selfattn, sys; print(selfattn.__file__)"
-    before = subprocess.run([python, "-c", probe], cwd=tmp_path, capture_output=True)
-    assert before.returncode != 0, "selfattn must be missing before the cell runs"
-    subprocess.run([python, "-c", cell], cwd=tmp_path, env=env, check=True, timeout=600)
-    after = subprocess.run(
-        [python, "-c", probe], cwd=tmp_path, capture_output=True, text=True, check=True
-    )
-    assert Path(after.stdout.strip()).is_relative_to(env_dir)
-    again = subprocess.run(  # a second run is a no-op
-        [python, "-c", cell + "\nprint('done')"],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    assert again.stdout.strip() == "done"
+    assert f"floors = {json.dumps(repository.floors())}" in cell
+    major = project["project"]["version"].split(".")[0]
+    assert f'release = "selfattn[lab]~={major}.' in cell
+    # the offline bundle (tools/make_bundle.py) rewrites this line to its wheel
+    assert re.search(r'^url = "git\+https://[^"]*"$', cell, re.M)
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_wheel(tmp_path_factory.mktemp("wheel"))
+
+
+def test_the_install_cell_installs_selfattn_and_upgrades_nothing(
+    tmp_path: Path, wheel: Path
+) -> None:
+    python = colab_like(tmp_path)
+    kept = where_and_version(python, "torch", "numpy")
+    assert own_packages(python) == set()
+    probe = [python, "-c", "import selfattn"]
+    assert subprocess.run(probe, cwd=tmp_path, capture_output=True).returncode != 0
+    cell = repository.install_cell(repository.url())
+    done = run_cell(python, cell, wheel, tmp_path)
+    assert done.returncode == 0, done.stderr
+    # selfattn alone was installed; torch and numpy are the same files
+    assert own_packages(python) == {"selfattn"}
+    assert where_and_version(python, "torch", "numpy") == kept
+    (home,) = where_and_version(python, "selfattn").values()
+    assert Path(home[0]).is_relative_to(tmp_path / "venv")
+    subprocess.run([python, "-c", IMPORTS], cwd=tmp_path, check=True)
+    again = run_cell(python, cell, wheel, tmp_path)  # a second run is a no-op
+    assert (again.returncode, again.stdout) == (0, "cell done\n"), again.stderr
+
+
+def test_the_install_cell_stops_where_numpy_is_below_its_floor(
+    tmp_path: Path, wheel: Path
+) -> None:
+    python = colab_like(tmp_path)
+    (numpy,) = where_and_version(python, "numpy").values()
+    cell = repository.install_cell(repository.url(), {"numpy": "99"})
+    done = run_cell(python, cell, wheel, tmp_path)
+    assert done.returncode != 0
+    assert f"selfattn needs numpy >= 99; this Python has {numpy[1]}" in done.stderr
+    assert own_packages(python) == set()  # nothing installed

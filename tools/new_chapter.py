@@ -16,7 +16,8 @@ It writes
 - ``book/glossary/_<slug>.md``, the chapter's glossary fragment, with its key
   term, and the line that includes it in ``book/glossary.md``;
 - the chapter's line at the end of the chosen part of ``_toc.yml`` (the last
-  numbered part by default).
+  numbered part by default; a whole caption not yet there, such as
+  ``"Part IV: A title"``, starts a new part after the last numbered one).
 
 The exercise list (``book/exercises.md``) is generated when the book is built,
 so nothing needs wiring there. Finally the notebook is executed in place
@@ -93,24 +94,35 @@ def _glossary_fragment(slug: str, term: str, zh: str) -> str:
 
 
 def _add_to_toc(toc: str, slug: str, part: str | None) -> str:
-    """Insert ``- file: notebooks/<slug>`` at the end of the chosen part."""
+    """Insert ``- file: notebooks/<slug>`` at the end of the chosen part; a part
+    named by a whole caption that is not there yet ("Part IV: A title") is
+    added after the last numbered part."""
     lines = toc.splitlines(keepends=True)
     starts = [i for i, line in enumerate(lines) if line.startswith("  - caption:")]
-    chosen = None
-    for n, i in enumerate(starts):
+    parts = [(i, (starts + [len(lines)])[n + 1]) for n, i in enumerate(starts)]
+    chosen, last_numbered = None, None
+    for i, end in parts:
         caption = lines[i].split(":", 1)[1].strip().strip('"')
         name = caption.split(":")[0].strip()  # "Part II" of "Part II: Text, ..."
-        end = starts[n + 1] if n + 1 < len(starts) else len(lines)
         numbered = not any("numbered: false" in x for x in lines[i:end])
+        last_numbered = end if numbered else last_numbered
         if (part is not None and part in (name, caption)) or (
             part is None and numbered
         ):
             chosen = (i, end)
+    entry = f"      - file: notebooks/{slug}\n"
+    if chosen is None and part is not None and ":" in part and last_numbered:
+        new_part = [f'  - caption: "{part}"\n', "    chapters:\n", entry]
+        lines[last_numbered:last_numbered] = new_part
+        return "".join(lines)
     if chosen is None:
-        _fail(f"no part of _toc.yml matches {part!r}")
+        _fail(
+            f"no part of _toc.yml matches {part!r}; to start a new part, give "
+            'its whole caption, e.g. PART="Part IV: A title"'
+        )
     i, end = chosen
     last = max(j for j in range(i, end) if lines[j].startswith("      - file:"))
-    lines.insert(last + 1, f"      - file: notebooks/{slug}\n")
+    lines.insert(last + 1, entry)
     return "".join(lines)
 
 

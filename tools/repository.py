@@ -12,8 +12,14 @@ launch and issue buttons). A notebook opened in Colab cannot read that file,
 so the first cell of every notebook (the install cell, tagged ``remove-cell``)
 carries the URL, and ``book/how-to-run.md`` shows that cell. Those copies are
 written by this tool and checked by ``tests/test_repository.py``; nobody edits
-them by hand. The install cell installs from ``$SELFATTN_SOURCE`` when it is
-set (the tests point it at a local copy of the repository).
+them by hand.
+
+The install cell installs the released package ``selfattn[lab]`` (from PyPI or
+a mirror of it), else the repository, and never upgrades torch or numpy: it
+pins the installed ones (pip constraints) and stops with a message where they
+are older than pyproject.toml's floors, which it carries too. It installs from
+``$SELFATTN_SOURCE`` alone when that is set (the tests: a wheel or a local
+copy), and from ``url`` alone when that is a path (the offline bundle's wheel).
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ from __future__ import annotations
 import json
 import re
 import sys
+import tomllib
 from pathlib import Path
 
 import nbformat
@@ -29,40 +36,146 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = ROOT / "_config.yml"
 HOW_TO_RUN = ROOT / "book" / "how-to-run.md"
+PYPROJECT = ROOT / "pyproject.toml"
 PLACEHOLDER = "OWNER"
+# The packages whose installed release the cell keeps (pinned, never upgraded).
+KEPT = ("torch", "numpy")
+IMPORT_NAMES = {"scikit-learn": "sklearn"}  # distribution -> module, where they differ
 
+# __URL__, __RELEASE__, __FLOORS__ and __MODULES__ are filled in from
+# _config.yml and pyproject.toml (install_cell).
 INSTALL_CELL = """\
-# Install the course library when it is missing (e.g. on Colab); else a no-op.
+# Install the course library with its extra lab where missing (e.g. on Colab);
+# else a no-op. It never upgrades torch or numpy: the kernel may have imported
+# them, and an upgrade would break it (pip is told to keep the installed ones).
+import importlib.metadata
 import importlib.util
 import os
+import pathlib
+import re
 import subprocess
 import sys
+import tempfile
 
-if importlib.util.find_spec("selfattn") is None:
-    url = "git+{url}"
-    source = os.environ.get("SELFATTN_SOURCE", url)  # tests: a local copy
-    pip = [sys.executable, "-m", "pip", "install", "-q", source]
-    subprocess.run(pip, check=True)"""
-FIRST_LINE = INSTALL_CELL.splitlines()[0]
-BLOCK = re.compile(r"```python\n" + re.escape(FIRST_LINE) + r"\n.*?\n```", re.S)
+url = "git+__URL__"
+release = "__RELEASE__"  # from PyPI (or a mirror); else from url
+floors = __FLOORS__
+lab = __MODULES__  # what the extra lab brings
+
+
+def _release(version):  # "2.8.0+cu126" -> (2, 8, 0)
+    return tuple(int(n) for n in re.findall(r"\\d+", version.split("+")[0])[:3])
+
+
+def _direct(where):  # pip's form of a URL or of a local path (a wheel, a copy)
+    if "://" not in where:
+        where = pathlib.Path(where).resolve().as_uri()
+    return f"selfattn[lab] @ {where}"
+
+
+if importlib.util.find_spec("selfattn") is None or any(
+    importlib.util.find_spec(m) is None for m in lab
+):
+    keep = []
+    for name, floor in floors.items():
+        try:
+            have = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            continue  # not installed: pip installs it
+        if _release(have) < _release(floor):
+            raise RuntimeError(
+                f"selfattn needs {name} >= {floor}; this Python has {have}. "
+                f'Upgrade it (pip install "{name}>={floor}"), restart the '
+                "kernel, then run this cell again."
+            )
+        keep.append(f"{name}=={have}\\n")
+    source = os.environ.get("SELFATTN_SOURCE")  # tests: a wheel or a local copy
+    if source or "://" not in url:  # a local source: it alone
+        tries = [_direct(source or url)]
+    else:
+        tries = [release, _direct(url)]
+    with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as pins:
+        pins.writelines(keep)
+    for spec in tries:
+        pip = [sys.executable, "-m", "pip", "install", "-q", "-c", pins.name, spec]
+        done = subprocess.run(pip, capture_output=True, text=True)
+        if done.returncode == 0:
+            break
+    else:
+        raise RuntimeError(f"pip could not install {tries[-1]}:\\n{done.stderr}")
+    importlib.invalidate_caches()"""
+# The install cell, in this and in earlier versions, starts with these words.
+OPENING = "# Install the course library"
+BLOCK = re.compile(r"```python\n" + re.escape(OPENING) + r".*?\n```", re.S)
+TEMPLATE = ROOT / "templates" / "chapter.ipynb"
 
 
 def url() -> str:
     return yaml.safe_load(CONFIG.read_text(encoding="utf-8"))["repository"]["url"]
 
 
-def install_cell(repo_url: str) -> str:
-    return INSTALL_CELL.format(url=repo_url)
+def _project() -> dict:
+    return tomllib.loads(PYPROJECT.read_text(encoding="utf-8"))["project"]
+
+
+def _name_and_floor(requirement: str) -> tuple[str, str | None]:
+    name, spec = re.fullmatch(r"\s*([A-Za-z0-9_.\-]+)\s*(.*?)\s*", requirement).groups()
+    low = re.search(r">=\s*([0-9][0-9.]*)", spec)
+    return name.lower(), low.group(1) if low else None
+
+
+def floors() -> dict[str, str]:
+    """pyproject.toml's lower bounds of the packages the cell keeps."""
+    found = dict(_name_and_floor(r) for r in _project()["dependencies"])
+    return {name: found[name] for name in KEPT}
+
+
+def release() -> str:
+    """The released package the cell asks for: this major version, the extra lab."""
+    major, minor = _project()["version"].split(".")[:2]
+    return f"selfattn[lab]~={major}.{minor}"
+
+
+def modules() -> tuple[str, ...]:
+    """The modules of the extra lab's packages (the chapters import them)."""
+    lab = [_name_and_floor(r)[0] for r in _project()["optional-dependencies"]["lab"]]
+    return tuple(IMPORT_NAMES.get(name, name) for name in lab)
+
+
+def install_cell(
+    repo_url: str,
+    floors_: dict[str, str] | None = None,
+    modules_: tuple[str, ...] | None = None,
+) -> str:
+    """The install cell for ``repo_url`` (the tests may change floors, modules)."""
+    names = modules() if modules_ is None else modules_
+    fills = {
+        "__URL__": repo_url,
+        "__RELEASE__": release(),
+        "__FLOORS__": json.dumps(floors() if floors_ is None else floors_),
+        "__MODULES__": "(" + ", ".join(json.dumps(m) for m in names) + ")",
+    }
+    cell = INSTALL_CELL
+    for key, value in fills.items():
+        cell = cell.replace(key, value)
+    return cell
 
 
 def notebooks() -> list[Path]:
     return sorted((ROOT / "notebooks").glob("*.ipynb"))
 
 
-def _install_cell_index(cells: list[dict]) -> int:
+def copies() -> list[Path]:
+    """Every notebook that carries the install cell: the chapters, the template."""
+    return [*notebooks(), TEMPLATE]
+
+
+def _install_cell_index(cells: list[dict], path: Path) -> int:
+    """The first code cell: the install cell (in the template, its empty slot)."""
     for i, cell in enumerate(cells):
         if cell["cell_type"] == "code":
-            if "".join(cell["source"]).startswith(FIRST_LINE):
+            source = "".join(cell["source"])
+            if source.startswith(OPENING) or (path == TEMPLATE and not source.strip()):
                 return i
             break
     raise ValueError("the first code cell is not the install cell")
@@ -72,10 +185,10 @@ def stale(repo_url: str | None = None) -> list[str]:
     """The copies that differ from what ``repo_url`` (default: the config's) gives."""
     want = install_cell(repo_url or url())
     out = []
-    for path in notebooks():
+    for path in copies():
         cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
         try:
-            if "".join(cells[_install_cell_index(cells)]["source"]) != want:
+            if "".join(cells[_install_cell_index(cells, path)]["source"]) != want:
                 out.append(path.relative_to(ROOT).as_posix())
         except ValueError:
             out.append(path.relative_to(ROOT).as_posix() + " (no install cell)")
@@ -85,15 +198,22 @@ def stale(repo_url: str | None = None) -> list[str]:
     return out
 
 
+def sync_notebook(path: Path, want: str) -> None:
+    """Write the install cell ``want`` into one notebook (tagged remove-cell)."""
+    nb = nbformat.read(path, as_version=4)
+    cell = nb.cells[_install_cell_index(nb.cells, path)]
+    tags = cell.metadata.setdefault("tags", [])
+    if cell.source != want or "remove-cell" not in tags:
+        cell.source = want
+        tags[:] = sorted({*tags, "remove-cell"})
+        nbformat.write(nb, path)
+
+
 def sync() -> None:
     """Rewrite every copy from the URL in ``_config.yml``."""
     want = install_cell(url())
-    for path in notebooks():
-        nb = nbformat.read(path, as_version=4)
-        cell = nb.cells[_install_cell_index(nb.cells)]
-        if cell.source != want:
-            cell.source = want
-            nbformat.write(nb, path)
+    for path in copies():
+        sync_notebook(path, want)
     page = HOW_TO_RUN.read_text(encoding="utf-8")
     page = BLOCK.sub(lambda _: f"```python\n{want}\n```", page)
     HOW_TO_RUN.write_text(page, encoding="utf-8")
