@@ -16,26 +16,21 @@ LIBSTAMP := _build/.selfattn-stamp
 # "up to date" on the next run.
 .DELETE_ON_ERROR:
 
+LIBRARY_PY := $(shell find selfattn -name '*.py')
 SOURCES := _config.yml _toc.yml $(wildcard book/*.md book/*.bib book/*/*.md) \
            $(wildcard book/_ext/*.py book/_static/*.css book/_static/*.svg) \
-           $(wildcard notebooks/*.ipynb) $(wildcard selfattn/*.py selfattn/*/*.py)
+           $(wildcard notebooks/*.ipynb) $(LIBRARY_PY)
 
 .PHONY: chapter chapter-check book book-prebuilt book-checked pdf pdf-check student student-check bundle bundle-check editions repository \
         reader-notebooks reader-notebooks-check notebooks-branches student-pdf \
         bundle-student wheel test unit notebooks seeds browser lint format serve \
-        execute lock explore mutation stress clean help
+        execute lock explore mutation stress check dist floors clean help
 
-help:
-	@echo "make book     build the HTML into _build/html (executes every notebook)"
-	@echo "make test     run the whole test suite (nbval, seed passes, book, browser)"
-	@echo "make pdf      build the book as one PDF into $(PDF) (needs TeX Live)"
-	@echo "make serve    serve the built book on http://localhost:8000"
-	@echo "make execute  authors: re-execute notebooks in place to refresh outputs"
-	@echo "make chapter  authors: NAME=slug TITLE=\"...\" creates a chapter from the template"
-	@echo "make lint     ruff check + format check"
-	@echo "make lock     regenerate requirements.lock from pyproject.toml"
-	@echo "make floors   the lower bounds of pyproject.toml: unit tests and two chapters"
-	@echo "make dist     build the package for PyPI (sdist, wheel) and twine-check it"
+# `make help` lists every target that has a `## ` comment, one line each.
+help: ## this list
+	@grep -hE '^[a-zA-Z0-9%_-]+:.*## ' $(MAKEFILE_LIST) \
+	    | sed -E 's/^([^:]+):.*## (.*)/\1\t\2/' \
+	    | awk -F'\t' '{ printf "  make %-24s %s\n", $$1, $$2 }'
 
 # --- environment -----------------------------------------------------------
 # torch: PyPI's Linux wheel of torch pulls in several GB of CUDA libraries
@@ -75,7 +70,7 @@ $(STAMP): requirements.lock pyproject.toml
 # `make book` executes the notebooks. Locally the jupyter-cache skips notebooks
 # whose code did not change, and is wiped whenever selfattn/ changes; in CI
 # (CI=true) it is always wiped, so every notebook is executed afresh.
-$(LIBSTAMP): $(wildcard selfattn/*.py selfattn/*/*.py)
+$(LIBSTAMP): $(LIBRARY_PY)
 	rm -rf $(CACHE)
 	@mkdir -p _build && touch $@
 
@@ -87,7 +82,7 @@ endif
 	@echo
 	@echo "The book is built: open file://$(CURDIR)/_build/html/index.html"
 
-book: $(HTML)
+book: $(HTML) ## build the HTML book into _build/html, executing every notebook
 	$(MAKE) --no-print-directory reader-notebooks
 	@echo "Book up to date: file://$(CURDIR)/_build/html/index.html"
 
@@ -95,162 +90,23 @@ book: $(HTML)
 # them to be what a fresh execution gives: the same strict build, no second
 # execution. The configuration is _config.yml with execution turned off.
 PREBUILT_CONFIG := _build/_config.prebuilt.yml
-book-prebuilt: $(STAMP) $(MATHJAX)
+book-prebuilt: $(STAMP) $(MATHJAX) ## the HTML book from the committed outputs (no execution)
 	@mkdir -p _build
 	$(BIN)/python tools/prebuilt_config.py _config.yml $(PREBUILT_CONFIG)
 	$(BIN)/jupyter-book build . --builder html -W -n --keep-going \
 	    --config $(PREBUILT_CONFIG) || { rm -f $(HTML); exit 1; }
 
-# --- reader and student notebooks ------------------------------------------
-# The chapters as plain Jupyter notebooks that read like the book in
-# JupyterLab, Colab, VS Code or on GitHub (tools/reader_notebooks.py; see
-# CONTRIBUTING, "Reader and student notebooks"), written in seconds from the
-# committed notebooks and the built book into _build/notebooks/reader
-# (solutions folded) and _build/notebooks/student (no solutions). The reader
-# notebooks then replace the book's _sources copies, which the download
-# button gives. `make reader-notebooks-check` checks both editions
-# (tests/editions/test_notebooks.py); `make test` runs it.
-NOTEBOOKS_OUT := _build/notebooks
-reader-notebooks: $(STAMP)
-	@test -f $(HTML) || { echo "no built book: run make book first"; exit 1; }
-	$(BIN)/python tools/reader_notebooks.py build _build/html $(NOTEBOOKS_OUT)
-	$(BIN)/python tools/reader_notebooks.py install $(NOTEBOOKS_OUT)/reader _build/html
-
-reader-notebooks-check: reader-notebooks
-	$(BIN)/python -m pytest tests/editions/test_notebooks.py -q -p no:cacheprovider
-
-# What the publishing workflow pushes to the branches the launch buttons open
-# (notebooks_branch in _config.yml): the repository with notebooks/ replaced
-# by the reader (or student) notebooks, in _build/branches/<branch>.
-notebooks-branches: reader-notebooks
-	$(BIN)/python tools/reader_notebooks.py tree $(NOTEBOOKS_OUT)/reader \
-	    _build/branches/notebooks
-	$(BIN)/python tools/reader_notebooks.py tree $(NOTEBOOKS_OUT)/student \
-	    _build/branches/student-notebooks
-
-# --- the PDF edition ------------------------------------------------------
-# The whole book as one PDF: Jupyter Book's LaTeX builder (xelatex), built
-# from the committed outputs like book-prebuilt (no execution). It builds in
-# _build/pdf, with a Sphinx cache of its own, so it may run beside an HTML
-# build. Needs Debian's TeX Live and fonts (.ci/run installs them; README,
-# "The PDF edition"). TEXINPUTS puts book/_latex/texmf at the END of TeX's
-# search path: two small packages those Debian packages lack
-# (book/_latex/texmf/README.txt). The PDF is copied to $(PDF) and, when the
-# HTML book is there, next to its index.html, where the intro links to it (so
-# the browser tests, which check that link, come after `make pdf`).
-# `make pdf-check` runs the PDF's checks (tests/editions/test_pdf.py).
-PDF_CONFIG := _build/_config.pdf.yml
-PDF_LATEX  := _build/pdf/_build/latex
-PDF        := _build/self-attention-executable.pdf
-pdf: $(STAMP)
-	@command -v xelatex >/dev/null && command -v latexmk >/dev/null \
-	    || { echo "make pdf needs TeX Live: see README.md, The PDF edition"; exit 1; }
-	@mkdir -p _build
-	rm -f $(PDF) $(PDF_LATEX)/self-attention-executable.pdf
-	$(BIN)/python tools/prebuilt_config.py _config.yml $(PDF_CONFIG)
-	env TEXINPUTS=":$(CURDIR)/book/_latex/texmf" \
-	    LATEXOPTS="-interaction=nonstopmode -halt-on-error" \
-	    $(BIN)/jupyter-book build . --builder pdflatex -W -n --keep-going \
-	    --config $(PDF_CONFIG) --path-output _build/pdf
-	cp $(PDF_LATEX)/self-attention-executable.pdf $(PDF)
-	@if [ -d _build/html ]; then cp $(PDF) _build/html/; fi
-	@echo "The PDF edition: $(CURDIR)/$(PDF)"
-
-pdf-check: pdf
-	$(BIN)/python -m pytest tests/editions/test_pdf.py tests/editions/test_licence_pdf.py -q \
-	    -p no:cacheprovider
-
-# --- the student edition --------------------------------------------------
-# The same book without the worked solutions (book/_ext/editions.py; every
-# exercise stays), built from the committed outputs into
-# _build/student/_build/html. `make student-check` proves no solution is in it.
-STUDENT_CONFIG := _build/_config.student.yml
-STUDENT_HTML   := _build/student/_build/html/index.html
-student: $(STAMP) $(MATHJAX)
-	@mkdir -p _build
-	rm -rf _build/student  # no page of an older build may survive in it
-	$(BIN)/python tools/prebuilt_config.py --student _config.yml $(STUDENT_CONFIG)
-	$(BIN)/jupyter-book build . --builder html -W -n --keep-going \
-	    --config $(STUDENT_CONFIG) --path-output _build/student \
-	    || { rm -f $(STUDENT_HTML); exit 1; }
-	$(BIN)/python tools/reader_notebooks.py build $(dir $(STUDENT_HTML)) \
-	    $(NOTEBOOKS_OUT) --edition student
-	$(BIN)/python tools/reader_notebooks.py install $(NOTEBOOKS_OUT)/student \
-	    $(dir $(STUDENT_HTML))
-	@echo "The student edition: file://$(CURDIR)/$(STUDENT_HTML)"
-
-# The student edition as one PDF, like `make pdf` from the student
-# configuration, into $(STUDENT_PDF) (and next to the student edition's
-# index.html when it is built).
-STUDENT_PDF_CONFIG := _build/_config.student-pdf.yml
-STUDENT_PDF_LATEX  := _build/student-pdf/_build/latex
-STUDENT_PDF        := _build/self-attention-executable-student.pdf
-student-pdf: $(STAMP)
-	@command -v xelatex >/dev/null && command -v latexmk >/dev/null \
-	    || { echo "make student-pdf needs TeX Live: see README.md, The PDF edition"; exit 1; }
-	@mkdir -p _build
-	rm -f $(STUDENT_PDF) $(STUDENT_PDF_LATEX)/self-attention-executable.pdf
-	$(BIN)/python tools/prebuilt_config.py --student _config.yml $(STUDENT_PDF_CONFIG)
-	env TEXINPUTS=":$(CURDIR)/book/_latex/texmf" \
-	    LATEXOPTS="-interaction=nonstopmode -halt-on-error" \
-	    $(BIN)/jupyter-book build . --builder pdflatex -W -n --keep-going \
-	    --config $(STUDENT_PDF_CONFIG) --path-output _build/student-pdf
-	cp $(STUDENT_PDF_LATEX)/self-attention-executable.pdf $(STUDENT_PDF)
-	@if [ -d $(dir $(STUDENT_HTML)) ]; then cp $(STUDENT_PDF) $(dir $(STUDENT_HTML)); fi
-	@echo "The student PDF: $(CURDIR)/$(STUDENT_PDF)"
-
-# No solution in the student edition, its notebooks, its PDF and its bundle;
-# each check is also shown to fail on the full edition's version (the full
-# PDF, the reader notebooks and the book they are bundled with).
-student-check: student student-pdf pdf
-	$(MAKE) --no-print-directory bundle-student
-	$(BIN)/python -m pytest tests/editions/test_student.py -q -p no:cacheprovider
-
-# --- the offline bundle ---------------------------------------------------
-# One zip to carry: the built book (opens from html/index.html with no server
-# and no network), the reader notebooks without outputs, selfattn as a wheel,
-# the lock and a README (tools/make_bundle.py). Needs the built book. The
-# student bundle is the same made of the student edition, its notebooks and
-# its PDF (`make student` first).
-BUNDLE := _build/self-attention-executable.zip
-STUDENT_BUNDLE := _build/self-attention-executable-student.zip
-wheel: $(STAMP)
-	rm -rf _build/wheel
-	$(BIN)/python -m pip wheel --quiet --disable-pip-version-check --no-deps \
-	    --no-build-isolation -w _build/wheel . && rm -rf build
-
-bundle: reader-notebooks wheel
-	$(BIN)/python tools/make_bundle.py _build/html _build/wheel $(BUNDLE)
-
-bundle-student: wheel
-	@test -f $(STUDENT_HTML) || { echo "no student edition: run make student first"; exit 1; }
-	$(BIN)/python tools/make_bundle.py --student $(dir $(STUDENT_HTML)) _build/wheel \
-	    $(STUDENT_BUNDLE)
-
-bundle-check: bundle
-	$(BIN)/python -m pytest tests/editions/test_bundle.py -q -p no:cacheprovider
-
-# `make chapter` proved: a throw-away copy of the repository gets a chapter
-# from the template, which must pass the notebook checks and build strictly.
-chapter-check: $(STAMP) $(MATHJAX)
-	$(BIN)/python -m pytest tests/editions/test_new_chapter.py -q -p no:cacheprovider
-
-# The editions besides the HTML book, each with its check (.ci/run runs this
-# after make test, from the book that make test built): the PDF and the
-# student edition (with its notebooks, PDF and bundle) and the new-chapter
-# check side by side, then the bundle (which carries the PDF).
-editions:
-	$(MAKE) --no-print-directory -j2 --output-sync=target pdf-check student-check \
-	    chapter-check
-	$(MAKE) --no-print-directory bundle-check
+# The editions besides the HTML book (reader and student notebooks, PDF,
+# student edition, offline bundle) and their checks: mk/editions.mk.
+include mk/editions.mk
 
 # The repository URL lives in _config.yml; this sets it and rewrites its
 # copies (every notebook's install cell, the how-to-run page).
-repository:
+repository: ## URL=... set the repository URL and rewrite its copies
 	@test -n "$(URL)" || { echo "usage: make repository URL=https://github.com/you/repo"; exit 1; }
 	$(BIN)/python tools/repository.py set $(URL)
 
-serve: $(HTML)
+serve: $(HTML) ## serve the built book on http://127.0.0.1:8000
 	$(BIN)/python -m http.server --directory _build/html --bind 127.0.0.1 8000
 
 # --- tests -----------------------------------------------------------------
@@ -271,51 +127,59 @@ PORTABLE    := ATEN_CPU_CAPABILITY=default OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 \
 OTHER_SEEDS ?= 1 2
 NBVAL       := $(BIN)/python -m pytest notebooks -q -p no:cacheprovider
 
-test: $(STAMP) $(MATHJAX)
+test: $(STAMP) $(MATHJAX) ## the whole test suite: lint, unit, nbval, seeds, book, browser
 	$(MAKE) --no-print-directory lint
 	$(MAKE) --no-print-directory -j2 --output-sync=target \
 	    notebooks $(addprefix seed-,$(OTHER_SEEDS)) unit book-checked
 
-lint: $(STAMP)
+lint: $(STAMP) ## ruff check and format check
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
 # The library's tests, then every docstring's Examples block as a doctest.
-unit: $(STAMP)
+unit: $(STAMP) ## the library's and the bench's tests, and every docstring example
 	env OMP_NUM_THREADS=1 $(BIN)/python -m pytest tests -q --ignore=tests/browser \
 	    --ignore=tests/editions
 	env OMP_NUM_THREADS=1 $(BIN)/python -m pytest selfattn -q --doctest-modules
 
-notebooks: $(STAMP)
+notebooks: $(STAMP) ## nbval: every notebook compared, portable kernels, one thread
 	env $(PORTABLE) $(NBVAL)
 
-seeds: $(addprefix seed-,$(OTHER_SEEDS))
+seeds: $(addprefix seed-,$(OTHER_SEEDS)) ## every notebook with the other base seeds (asserts only)
 
-seed-%: $(STAMP)
+seed-%: $(STAMP) ## one seed pass, e.g. make seed-3
 	@echo "== every notebook with SELFATTN_SEED=$* (asserts only)"
 	env SELFATTN_SEED=$* OMP_NUM_THREADS=1 $(NBVAL) --nbval-lax
 
-browser:
+browser: ## the browser tests of the built book
 	@test -f $(HTML) || { echo "no built book: run make book first"; exit 1; }
 	$(BIN)/python -m pytest tests/browser -q
 
 # The book built from the committed outputs, its reader and student notebooks
 # written and checked, then the book and a reader notebook read in the browser.
-book-checked: book-prebuilt
+book-checked: book-prebuilt ## the book from the committed outputs, then the browser tests
 	$(MAKE) --no-print-directory reader-notebooks-check
 	$(MAKE) --no-print-directory browser
+
+# The loop an author runs while writing one chapter: the portable pass (outputs
+# compared) and the seed passes with base seeds 1 to 4 (asserts only).
+check: $(STAMP) ## NB=notebooks/x.ipynb: portable pass and seeds 1-4 of one chapter
+	@test -n "$(NB)" || { echo "usage: make check NB=notebooks/<slug>.ipynb"; exit 2; }
+	env $(PORTABLE) $(BIN)/python -m pytest $(NB) -q -p no:cacheprovider
+	for s in 1 2 3 4; do env SELFATTN_SEED=$$s OMP_NUM_THREADS=1 $(BIN)/python \
+	    -m pytest $(NB) -q -p no:cacheprovider --nbval-lax || exit 1; done
 
 # Not part of `make test`: the chapters that measure time, run again and again
 # with portable kernels on one thread beside CPU-bound processes (hours; every
 # run must pass). STRESS_RUNS runs, STRESS_LOAD busy processes.
 STRESS_RUNS ?= 10
 STRESS_LOAD ?= 3
-stress: $(STAMP)
+stress: $(STAMP) ## the chapters that measure time, 10 runs under load (hours)
 	$(BIN)/python tools/stress.py --runs $(STRESS_RUNS) --load $(STRESS_LOAD)
 
 # Not part of `make test`: hypothesis draws many fresh examples (the suite's
 # default profile is derandomised, so CI cannot flake on a rare example).
-explore: $(STAMP)
+explore: $(STAMP) ## hypothesis with fresh random examples (not in make test)
 	HYPOTHESIS_PROFILE=explore $(BIN)/python -m pytest tests -q \
 	    -k "properties or chunked or hypothesis" --ignore=tests/browser
 
@@ -329,13 +193,13 @@ explore: $(STAMP)
 # one child per core; mutmut's timeout is on CPU time, so load cannot turn a
 # slow survivor into a "timeout" kill).
 MUTATION_CHILDREN ?= 2
-mutation: $(STAMP)
+mutation: $(STAMP) ## mutation testing of the core (slow; writes tests/MUTATION.md)
 	rm -rf mutants
 	start=$$(date +%s) && $(BIN)/mutmut run --max-children $(MUTATION_CHILDREN) \
 	&& $(BIN)/python tools/mutation_report.py --children $(MUTATION_CHILDREN) \
 	    --seconds $$(($$(date +%s) - start))
 
-format: $(STAMP)
+format: $(STAMP) ## ruff format and fix
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
 
@@ -344,7 +208,7 @@ format: $(STAMP)
 # creates notebooks/<slug>.ipynb from templates/chapter.ipynb (the house
 # structure), its glossary fragment, the _toc.yml and glossary lines, and
 # executes it (CONTRIBUTING.md, "A new chapter").
-chapter: $(STAMP)
+chapter: $(STAMP) ## NAME=slug TITLE="...": a new chapter from the template
 	@test -n "$(NAME)" && test -n "$(TITLE)" || { \
 	    echo 'usage: make chapter NAME=slug TITLE="Title" [PART="Part II"] [KEYTERM=...] [ZH=...]'; \
 	    exit 2; }
@@ -356,12 +220,12 @@ chapter: $(STAMP)
 # Re-execute notebooks in place, top to bottom in one kernel each, so the
 # committed outputs are fresh: make execute [NB=notebooks/some-chapter.ipynb]
 NB ?= $(wildcard notebooks/*.ipynb)
-execute: $(STAMP)
+execute: $(STAMP) ## re-execute notebooks in place (NB=notebooks/x.ipynb for one)
 	$(BIN)/python tools/execute_notebooks.py $(NB)
 
 # The lock is frozen from a fresh venv that got the CPU build of torch first, so
 # no CUDA package can enter it; the grep refuses a lock that holds one anyway.
-lock:
+lock: ## regenerate requirements.lock from pyproject.toml
 	rm -rf .lockenv && $(PYTHON) -m venv .lockenv
 	$(call install_cpu_torch,.lockenv/bin/python)
 	.lockenv/bin/pip install --quiet ".[lab,book,test,dev]"
@@ -379,7 +243,7 @@ lock:
 # (_build/dist), built as PyPI gets them and checked by twine.
 DIST := _build/dist
 .PHONY: dist
-dist: $(STAMP)
+dist: $(STAMP) ## build the package for PyPI (sdist, wheel) and twine-check it
 	rm -rf $(DIST)
 	$(BIN)/python -m build --no-isolation --outdir $(DIST) . && rm -rf build
 	$(BIN)/twine check --strict $(DIST)/*
@@ -406,7 +270,7 @@ FLOOR_PIP      := $(FLOORS)/venv/bin/python -m pip --disable-pip-version-check
 # Windows.
 LIBRARY_TESTS  := @.ci/library-tests.txt
 .PHONY: floors
-floors: $(STAMP)
+floors: $(STAMP) ## the lower bounds of pyproject.toml: tests and two chapters
 	rm -rf $(FLOORS) && mkdir -p $(FLOORS)
 	$(PYTHON) tools/floors.py --torch $(FLOOR_TORCH) > $(FLOORS)/constraints.txt
 	$(BIN)/python -m pip wheel --quiet --disable-pip-version-check --no-deps \
@@ -425,5 +289,5 @@ floors: $(STAMP)
 	env OMP_NUM_THREADS=1 $(FLOORS)/venv/bin/python -P -m pytest -q \
 	    -p no:cacheprovider --nbval-lax $(FLOOR_CHAPTERS)
 
-clean:
+clean: ## remove _build
 	rm -rf _build
