@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
+from oracles import new_linear, separable
 from torch import nn
 from torch.utils.data import Dataset, TensorDataset
 
@@ -25,14 +26,6 @@ def one_thread():
     torch.set_num_threads(threads)
 
 
-def separable(gen, n=200):
-    """Two classes split by the line x0 + 2 x1 = 0, with a margin of 0.1."""
-    X = torch.randn(n, 2, generator=gen)
-    X = X[(X[:, 0] + 2 * X[:, 1]).abs() > 0.1]
-    y = (X[:, 0] + 2 * X[:, 1] > 0).long()
-    return X, y
-
-
 class Tagger(nn.Module):
     """Per-token linear classifier: (B, T, D) -> (B, T, C)."""
 
@@ -47,15 +40,6 @@ class Tagger(nn.Module):
 
 def seq_loss(logits, y):
     return F.cross_entropy(logits.transpose(1, 2), y, ignore_index=IGNORE)
-
-
-def new_linear(seed=0):
-    """nn.Linear(2, 2) initialised from an explicit generator (no global seed)."""
-    model, g = nn.Linear(2, 2), torch.Generator().manual_seed(seed)
-    with torch.no_grad():
-        for p in model.parameters():
-            p.copy_(torch.randn(p.shape, generator=g) * 0.5)
-    return model
 
 
 def test_fit_learns_linearly_separable_problem(gen):
@@ -123,37 +107,6 @@ def test_progress_true_writes_to_stderr_only(gen, capsys):
     assert "epochs" in err
 
 
-def nested_loop_accuracy(logits, y, ignore_index=None):
-    """Oracle: count correct argmaxes one position at a time."""
-    z, t = logits.reshape(-1, logits.shape[-1]).tolist(), y.reshape(-1).tolist()
-    hits = [int(np.argmax(row) == label) for row, label in zip(z, t, strict=True)
-            if label != ignore_index]  # fmt: skip
-    return sum(hits) / len(hits)
-
-
-@pytest.mark.parametrize("shape", [(7,), (3, 5), (2, 4, 6)])
-@pytest.mark.parametrize("ignore_index", [None, IGNORE])
-def test_accuracy_matches_nested_loop(gen, shape, ignore_index):
-    C = 3
-    logits = torch.randn(*shape, C, generator=gen)
-    y = torch.randint(0, C, shape, generator=gen)
-    if ignore_index is not None:
-        drop = torch.rand(shape, generator=gen) < 0.4
-        drop.view(-1)[0] = False
-        y = y.masked_fill(drop, ignore_index)
-    expected = nested_loop_accuracy(logits, y, ignore_index)
-    assert accuracy(logits, y, ignore_index=ignore_index) == pytest.approx(expected)
-
-
-def test_accuracy_binary_logits_and_errors():
-    logits, y = torch.tensor([2.0, -1.0, 0.5, -3.0]), torch.tensor([1, 0, 0, 0])
-    assert accuracy(logits, y) == 0.75
-    with pytest.raises(ValueError, match=r"logits \(4, 3\) do not match y \(5,\)"):
-        accuracy(torch.zeros(4, 3), torch.zeros(5, dtype=torch.long))
-    with pytest.raises(ValueError, match="no targets left"):
-        accuracy(torch.zeros(2, 3), torch.full((2,), IGNORE), ignore_index=IGNORE)
-
-
 def test_sequence_labelling_ignores_padding(gen):
     X = torch.randn(12, 5, 3, generator=gen)  # (B, T, D)
     y = torch.randint(0, 4, (12, 5), generator=gen)  # (B, T)
@@ -178,22 +131,6 @@ def test_sequence_labelling_ignores_padding(gen):
     y_leak = y.clone()
     y_leak[:, 3:] = torch.randint(0, 4, (12, 2), generator=gen)
     assert run(X, y_leak) != h
-
-
-def test_evaluate_matches_full_batch_oracle(gen):
-    X, y = separable(gen, n=90)
-    model = new_linear()
-    model.train()
-    result = evaluate(model, (X, y), loss_fn=F.cross_entropy, metric_fn=accuracy,
-                      batch_size=7)  # fmt: skip
-    with torch.no_grad():
-        logits = model(X)
-    assert result["loss"] == pytest.approx(F.cross_entropy(logits, y).item())
-    assert result["metric"] == pytest.approx(nested_loop_accuracy(logits, y))
-    assert model.training
-    assert all(p.grad is None for p in model.parameters())
-    only_metric = evaluate(model, TensorDataset(X, y), metric_fn=accuracy)
-    assert list(only_metric) == ["metric"]
 
 
 class PairDataset(Dataset):
@@ -249,26 +186,6 @@ def test_fit_stops_on_nan_loss(gen):
             epochs=1)  # fmt: skip
 
 
-def test_evaluate_needs_a_function(gen):
-    X, y = separable(gen, n=20)
-    with pytest.raises(ValueError, match="loss_fn, metric_fn or both"):
-        evaluate(new_linear(), (X, y))
-
-
-@pytest.mark.parametrize("batch_size", [1, 3, 7, 64, 256, 999, 1000, 4096])
-def test_evaluate_counts_exactly_at_any_batch_size(batch_size):
-    """990 correct of 1000 is exactly 0.99, however the batches fall: accuracy
-    counts in integers and evaluate applies it once to every logit (a float32
-    mean of batch accuracies gave 0.98999999666 or 0.9900000095)."""
-    y = torch.arange(1000) % 3
-    logits = F.one_hot(y, 3).float()
-    logits[::100] = logits[::100].roll(1, dims=-1)  # 10 wrong, spread out
-    data = (logits, y)
-    res = evaluate(nn.Identity(), data, metric_fn=accuracy, batch_size=batch_size)
-    assert res["metric"] == 0.99
-    assert accuracy(logits, y) == 0.99
-
-
 def test_fit_metric_is_exact_over_the_epoch(gen):
     """fit's training metric is that of all the epoch's logits at once."""
     X = torch.randn(1000, 2, generator=gen)
@@ -299,3 +216,29 @@ def test_fit_moves_the_model_to_the_device(gen):
     model = nn.Linear(2, 2).double()
     fit(model, (X.double(), y), loss_fn=F.cross_entropy, epochs=1, device="cpu")
     assert next(model.parameters()).device.type == "cpu"
+
+
+def test_fit_reports_the_loss_weighted_by_batch_size():
+    """training.py: `total_loss += loss.item() * len(y)`, batches of 2, 2 and 1.
+
+    With a learning rate of 1e-30 nothing visibly changes, so the epoch's loss
+    is the loss over the whole data set, not the mean of the three batch means.
+    """
+    g = torch.Generator().manual_seed(0)
+    X = torch.randn(5, 3, generator=g)
+    y = torch.tensor([0.0, 1.0, 2.0, 3.0, 40.0])  # one large error, last batch
+    model = nn.Linear(3, 1)
+    loss_fn = lambda z, t: nn.functional.mse_loss(z.squeeze(-1), t)  # noqa: E731
+    expected = loss_fn(model(X), y).item()
+    history = fit(
+        model,
+        (X, y),
+        loss_fn=loss_fn,
+        epochs=1,
+        lr=1e-30,  # no visible change to the weights
+        batch_size=2,
+        optimizer="sgd",
+        generator=torch.Generator().manual_seed(1),
+        progress=False,
+    )
+    assert history.loss[0] == pytest.approx(expected, rel=1e-6)

@@ -18,7 +18,6 @@ from selfattn.complexity import (
     self_attention_madds,
     table1,
 )
-from selfattn.paths import max_path_length, sequential_operations
 
 
 def test_counts_by_hand():
@@ -90,23 +89,6 @@ def test_attention_vs_recurrent_crossover():
     d = 512
     assert self_attention_madds(100, d) < recurrent_madds(100, d)
     assert self_attention_madds(1000, d) > recurrent_madds(1000, d)
-
-
-def test_sequential_and_path_length():
-    n = 1024
-    assert sequential_operations("self_attention", n) == 1
-    assert sequential_operations("recurrent", n) == n
-    assert sequential_operations("convolutional", n) == 1
-    assert sequential_operations("restricted", n) == 1
-    assert max_path_length("self_attention", n) == 1
-    assert max_path_length("recurrent", n) == n
-    assert max_path_length("convolutional", n, k=4) == n / 4
-    assert max_path_length("convolutional", n, k=4, dilated=True) == pytest.approx(5)
-    assert max_path_length("restricted", n, r=16) == n / 16
-    with pytest.raises(ValueError, match="kind"):
-        max_path_length("lstm", n)
-    with pytest.raises(ValueError, match="n"):
-        sequential_operations("recurrent", 0)
 
 
 def test_table1_rows():

@@ -1,12 +1,15 @@
 """Attention modules against torch.nn.MultiheadAttention and
-torch.nn.TransformerEncoderLayer (weights copied), and against the functional core."""
+torch.nn.TransformerEncoderLayer (weights copied), against the functional core
+and the numpy reference, and their errors."""
 
 from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 import torch
+from oracles import softmax_oracle
 from torch import nn
 
 from selfattn import (
@@ -15,6 +18,7 @@ from selfattn import (
     TransformerEncoderBlock,
     causal_mask,
     length_mask,
+    reference,
     scaled_dot_product_attention,
 )
 from selfattn.masks import from_key_padding_mask
@@ -33,13 +37,6 @@ def randn(gen, *shape):
 
 
 # --- SelfAttention -------------------------------------------------------------
-
-
-def softmax_oracle(scores, mask=None):
-    """Independent softmax: -inf at masked keys, then torch.softmax."""
-    if mask is not None:
-        scores = scores.masked_fill(~mask, float("-inf"))
-    return torch.softmax(scores, dim=-1)
 
 
 @pytest.mark.parametrize("d_in, d_k, d_v", [(6, 4, 4), (5, 3, 7)])
@@ -73,6 +70,25 @@ def test_self_attention_causal_ignores_the_future(gen):
     y[:, 4:] = randn(gen, 1, 2, 4)  # change the last two tokens only
     torch.testing.assert_close(
         layer(x, causal=True)[:, :4], layer(y, causal=True)[:, :4]
+    )
+
+
+def test_self_attention_with_bias_matches_the_numpy_reference(gen):
+    """bias=True: q = x W_q^T + b_q (likewise k, v), then the row formula."""
+    layer = SelfAttention(4, 3, 2, bias=True, generator=gen).double()
+    with torch.no_grad():
+        for lin in (layer.W_q, layer.W_k, layer.W_v):
+            lin.bias.normal_(generator=gen)
+    x = torch.randn(2, 5, 4, generator=gen, dtype=torch.float64)
+    X = x.numpy()
+    q, k, v = (
+        X @ lin.weight.detach().numpy().T + lin.bias.detach().numpy()
+        for lin in (layer.W_q, layer.W_k, layer.W_v)
+    )
+    out, w = reference.attention_rows(q, k, v)
+    np.testing.assert_allclose(layer(x).detach().numpy(), out, rtol=1e-10)
+    np.testing.assert_allclose(
+        layer.attention_weights(x).detach().numpy(), w, rtol=1e-10
     )
 
 
@@ -262,3 +278,98 @@ def test_modules_compose_in_sequential(gen):
         SelfAttention(8, 4, generator=gen),
     )
     assert model(torch.randn(2, 5, 8, generator=gen)).shape == (2, 5, 4)
+
+
+# --- errors -------------------------------------------------------------------
+
+z = torch.zeros
+
+ERRORS = [
+    (
+        lambda: MultiHeadAttention(10, 3),
+        ValueError,
+        r"\bembed_dim=10 must be divisible by num_heads=3\b",
+    ),
+    (
+        lambda: MultiHeadAttention(8, 0),
+        ValueError,
+        r"\bembed_dim=8 must be divisible by num_heads=0\b",
+    ),
+    (
+        lambda: MultiHeadAttention(8, 2)(z(2, 3, 5)),
+        ValueError,
+        r"\bquery\b.*\(B, T, 8\), got \(2, 3, 5\)",
+    ),
+    (
+        lambda: MultiHeadAttention(8, 2)(z(2, 3, 8), z(2, 3, 6)),
+        ValueError,
+        r"\bkey\b.*\(B, T, 8\), got \(2, 3, 6\)",
+    ),
+    (
+        lambda: MultiHeadAttention(8, 2)(z(2, 3, 8), z(2, 4, 8), z(2, 3, 4)),
+        ValueError,
+        r"\bvalue\b.*\(B, T, 8\), got \(2, 3, 4\)",
+    ),
+    (
+        lambda: MultiHeadAttention(8, 2)(z(2, 3, 8), z(3, 4, 8)),
+        ValueError,
+        r"\bquery, key, value\b.*"
+        r"\bquery \(2, 3, 8\), key \(3, 4, 8\), value \(3, 4, 8\)",
+    ),
+    (
+        lambda: MultiHeadAttention(8, 2)(z(2, 3, 8), z(2, 4, 8), z(2, 5, 8)),
+        ValueError,
+        r"\bquery, key, value\b.*"
+        r"\bquery \(2, 3, 8\), key \(2, 4, 8\), value \(2, 5, 8\)",
+    ),
+    (
+        lambda: MultiHeadAttention(8, 2)(
+            z(2, 3, 8), mask=z(2, 3, 3, 3, dtype=torch.bool)
+        ),
+        ValueError,
+        r"\bmask of shape \(2, 3, 3, 3\).*\(2, 2, 3, 3\)",
+    ),
+    (
+        lambda: MultiHeadAttention(8, 2)(z(8)),
+        ValueError,
+        r"\bquery must\b.*\bshape \(8\)",
+    ),
+    (
+        lambda: SelfAttention(4, 2)(z(1, 2, 3, 4)),
+        ValueError,
+        r"\bx must\b.*\(B, T, 4\), got \(1, 2, 3, 4\)",
+    ),
+    (
+        lambda: MultiHeadAttention.from_torch(torch.nn.Linear(2, 2)),
+        TypeError,
+        r"\bmodule\b.*\bMultiheadAttention, got Linear\b",
+    ),
+    (
+        lambda: MultiHeadAttention.from_torch(
+            torch.nn.MultiheadAttention(4, 2, kdim=3)
+        ),
+        ValueError,
+        r"\bnn\.MultiheadAttention with kdim == vdim == embed_dim\b",
+    ),
+    (
+        lambda: MultiHeadAttention.from_torch(
+            torch.nn.MultiheadAttention(4, 2, add_bias_kv=True)
+        ),
+        ValueError,
+        r"\badd_bias_kv=False\b",
+    ),
+    (
+        lambda: MultiHeadAttention.from_torch(
+            torch.nn.MultiheadAttention(4, 2, add_zero_attn=True)
+        ),
+        ValueError,
+        r"\badd_zero_attn=False\b",
+    ),
+]
+
+
+@pytest.mark.parametrize("call, error, match", ERRORS)
+def test_module_errors_name_the_argument(call, error, match):
+    """The argument's name and the shapes seen (and expected)."""
+    with pytest.raises(error, match=match):
+        call()

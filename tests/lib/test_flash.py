@@ -1,20 +1,19 @@
 """The FlashAttention backward pass of ``chunked_attention`` against oracles.
 
 Oracles: ``torch.autograd.gradcheck`` (finite differences, float64) and the
-gradients autograd finds through dense softmax attention written out here
-(``torch.softmax`` on an explicitly masked score matrix), not the library's
-dispatch. Memory: ``selfattn.complexity.peak_memory_bytes`` over forward and
-backward, which must stay far below one dense score matrix.
+gradients autograd finds through dense softmax attention written out
+(``dense_attention``: ``torch.softmax`` on an explicitly masked score matrix),
+not the library's dispatch. Memory: ``selfattn.lab.measure.peak_memory_bytes``
+over forward and backward, which must stay far below one dense score matrix.
 """
 
 from __future__ import annotations
-
-import math
 
 import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from oracles import dense_attention, qkv
 
 from selfattn.efficient import chunked_attention
 from selfattn.lab.measure import peak_memory_bytes
@@ -23,32 +22,9 @@ MiB = 2**20
 
 
 def _qkv(gen, *lead, T_q, T_k=None, d_k=4, d_v=3, dtype=torch.float64):
-    """Random q ``(*lead, T_q, d_k)``, k ``(*lead, T_k, d_k)``, v ``(*lead, T_k, d_v)``
-    that require gradients."""
-    T_k = T_q if T_k is None else T_k
-    shapes = ((T_q, d_k), (T_k, d_k), (T_k, d_v))
-    return tuple(
-        torch.randn(*lead, *s, generator=gen, dtype=dtype).requires_grad_()
-        for s in shapes
-    )
-
-
-def _dense(q, k, v, mask=None, causal=False, scale=None):
-    """Oracle: softmax(q k^T * scale) v with the forbidden scores at -inf.
-
-    A query with no allowed key gets zero weights (softmax's NaN set to 0).
-    """
-    T_q, T_k = q.shape[-2], k.shape[-2]
-    scale = 1 / math.sqrt(q.shape[-1]) if scale is None else scale
-    scores = q @ k.transpose(-2, -1) * scale  # (..., T_q, T_k)
-    allowed = torch.ones(T_q, T_k, dtype=torch.bool)
-    if causal:  # top-left aligned: key j <= query i
-        allowed = torch.arange(T_k) <= torch.arange(T_q)[:, None]  # (T_q, T_k)
-    if mask is not None:
-        allowed = allowed & mask
-    scores = scores.masked_fill(~allowed, float("-inf"))
-    weights = torch.softmax(scores, dim=-1).nan_to_num(0.0)  # (..., T_q, T_k)
-    return weights @ v  # (..., T_q, d_v)
+    """``qkv`` (tests/oracles.py) with this file's widths, requiring gradients."""
+    q, k, v = qkv(gen, *lead, T_q=T_q, T_k=T_k, d_k=d_k, d_v=d_v, dtype=dtype)
+    return q.requires_grad_(), k.requires_grad_(), v.requires_grad_()
 
 
 def _grads(out, inputs, dout):
@@ -112,6 +88,20 @@ def test_gradcheck_with_scale(gen):
     )
 
 
+def test_chunked_gradcheck(gen):
+    q, k, v = (t.requires_grad_() for t in qkv(gen, 2, T_q=7, T_k=6, d_k=3))
+    mask = torch.rand(2, 7, 6, generator=gen) < 0.6
+    mask[0, 2] = False  # a fully masked row: zero output, zero gradient
+    assert torch.autograd.gradcheck(
+        lambda q, k, v: chunked_attention(q, k, v, mask, B_k=4, B_q=3),
+        (q, k, v),
+    )
+    assert torch.autograd.gradcheck(
+        lambda q, k, v: chunked_attention(q, k, v, causal=True, B_k=3, B_q=2),
+        (q, k, v),
+    )
+
+
 def test_fully_masked_rows_have_zero_gradient(gen):
     q, k, v = _qkv(gen, 2, T_q=6, T_k=5)
     mask = torch.ones(2, 6, 5, dtype=torch.bool)
@@ -149,7 +139,7 @@ def test_gradients_equal_dense(T_q, T_k, B_k, B_q, causal, density, seed):
         B_k=B_k,
         B_q=B_q,
     )
-    expected = _dense(q, k, v, mask, causal)
+    expected = dense_attention(q, k, v, mask, causal=causal)
     torch.testing.assert_close(out, expected)
     grads = _grads(out, (q, k, v), dout)
     for grad, want in zip(grads, _grads(expected, (q, k, v), dout), strict=True):
@@ -179,7 +169,7 @@ def test_float32_forward_and_gradients_equal_dense(gen, masked, causal, blocks):
     grads = _grads(out, (q, k, v), dout)
     # the oracle in float64, so its own rounding does not count
     q64, k64, v64 = (t.detach().double().requires_grad_() for t in (q, k, v))
-    expected = _dense(q64, k64, v64, mask, causal)
+    expected = dense_attention(q64, k64, v64, mask, causal=causal)
     torch.testing.assert_close(out, expected.float())
     want = _grads(expected, (q64, k64, v64), dout.double())
     for grad, w in zip(grads, want, strict=True):
@@ -194,7 +184,7 @@ def test_half_precision_gradients(gen, dtype):
     out = chunked_attention(q_h, k_h, v_h, causal=True, B_k=16)
     assert out.dtype == dtype
     grads = _grads(out, (q_h, k_h, v_h), dout.to(dtype))
-    expected = _dense(q, k, v, causal=True)
+    expected = dense_attention(q, k, v, causal=True)
     want = _grads(expected, (q, k, v), dout)
     tol = 2e-2 if dtype == torch.float16 else 8e-2
     torch.testing.assert_close(out.float(), expected, rtol=tol, atol=tol)

@@ -27,7 +27,7 @@ from matplotlib import font_manager  # noqa: E402
 
 from selfattn.lab import plotting  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 GLYPH_MISSING = re.compile(r"Glyph \d+ .{0,80}?missing from (?:current )?font", re.S)
 

@@ -1,6 +1,7 @@
-"""The package's layers (CONTRIBUTING, "The map of the house"): the library
-``selfattn`` never imports the bench ``selfattn.lab`` nor the bench's
-dependencies, and no module of the package takes part in an import cycle."""
+"""The package's layers (STYLE.md, rule 9): the library ``selfattn`` never
+imports the bench ``selfattn.lab`` nor the bench's dependencies, no module
+of the package takes part in an import cycle, and no module is longer than
+300 lines."""
 
 from __future__ import annotations
 
@@ -131,3 +132,12 @@ def test_the_library_never_names_the_bench():
     for module in LIBRARY[1:]:
         bad = [m for m in graph[module] if m.startswith("selfattn.lab")]
         assert not bad, f"{module} imports {bad}"
+
+
+def test_no_module_is_longer_than_300_lines():
+    long = {
+        str(p.relative_to(ROOT.parent)): n
+        for p in ROOT.rglob("*.py")
+        if (n := len(p.read_text().splitlines())) > 300
+    }
+    assert not long, f"split these modules (STYLE.md, rule 9): {long}"

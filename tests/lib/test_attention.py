@@ -1,4 +1,6 @@
-"""selfattn.attention against PyTorch's own attention and softmax, and numerics."""
+"""selfattn.attention against PyTorch's own attention and softmax, the numpy
+reference and formulas written out here (hand-computed gradients included);
+numerics, and errors that name the argument."""
 
 from __future__ import annotations
 
@@ -8,9 +10,11 @@ import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
+from oracles import softmax_oracle
 from torch.autograd import gradcheck
 
-from selfattn import SelfAttention, masked_softmax, relu_weights
+import selfattn.attention as attention_module
+from selfattn import MultiHeadAttention, SelfAttention, masked_softmax, relu_weights
 from selfattn import reference as ref
 from selfattn import scaled_dot_product_attention as sdpa
 from selfattn.attention import attend
@@ -35,14 +39,7 @@ def random_mask(gen, *shape, p=0.5, every_row=True):
     return m
 
 
-def softmax_oracle(scores, mask=None):
-    """Independent softmax: -inf at masked keys, then torch.softmax."""
-    if mask is not None:
-        scores = scores.masked_fill(~mask, float("-inf"))
-    return torch.softmax(scores, dim=-1)
-
-
-# --- masked_softmax ---------------------------------------------------------
+# --- masked_softmax and relu_weights ------------------------------------------
 
 
 @pytest.mark.parametrize("shape", [(5,), (3, 7), (2, 4, 6), (2, 3, 4, 5)])
@@ -102,6 +99,79 @@ def test_relu_weights_match_explicit(gen):
     torch.testing.assert_close(relu_weights(scores, mask), expected)
     torch.testing.assert_close(relu_weights(scores, normalize=False), scores.relu())
     assert torch.equal(relu_weights(-scores.abs()), torch.zeros_like(scores))
+
+
+def test_relu_weights_gradient_of_a_row_with_no_positive_score_is_zero():
+    """A row whose positive part is all zero has weights 0 and gradient 0.
+
+    The safe division ``w / where(total > 0, total, 1)`` keeps the backward
+    pass finite: dividing by the zero total would give 0/0 = NaN in the
+    gradient even though the forward pass hides it with ``where``.
+    """
+    scores = torch.tensor([[-1.0, -2.0, 0.0], [1.0, 3.0, -1.0]], requires_grad=True)
+    w = relu_weights(scores)
+    torch.testing.assert_close(
+        w.detach(), torch.tensor([[0.0, 0.0, 0.0], [0.25, 0.75, 0.0]])
+    )
+    (w * torch.tensor([[1.0, 2.0, 3.0], [1.0, 2.0, 3.0]])).sum().backward()
+    assert torch.isfinite(scores.grad).all()
+    # row 1: d/ds_j of sum_i c_i s_i / S = (c_j - sum_i c_i w_i) / S on s_j > 0
+    expected = torch.tensor([[0.0, 0.0, 0.0], [(1 - 1.75) / 4, (2 - 1.75) / 4, 0.0]])
+    torch.testing.assert_close(scores.grad, expected)
+
+
+def test_relu_weights_gradient_of_a_fully_masked_row_is_zero():
+    """Positive scores, all masked: weights 0 and gradient 0 (not NaN from the
+    0/0 the forward pass hides; the mask's zeros do not cancel a NaN)."""
+    scores = torch.tensor([[1.0, 2.0, 3.0], [1.0, 3.0, -1.0]], requires_grad=True)
+    mask = torch.tensor([[False, False, False], [True, True, False]])
+    w = relu_weights(scores, mask)
+    torch.testing.assert_close(
+        w.detach(), torch.tensor([[0.0, 0.0, 0.0], [0.25, 0.75, 0.0]])
+    )
+    (w * torch.tensor([1.0, 2.0, 3.0])).sum().backward()
+    expected = torch.tensor([[0.0, 0.0, 0.0], [(1 - 1.75) / 4, (2 - 1.75) / 4, 0.0]])
+    torch.testing.assert_close(scores.grad, expected)
+
+
+@pytest.mark.parametrize(
+    "scores, error, match",
+    [
+        ([[1.0, 2.0]], TypeError, r"\bscores must\b.*\blist\b"),
+        (
+            torch.tensor([[1.0, float("nan")]]),
+            ValueError,
+            r"\bscores contains NaN\b.*\(1, 2\)",
+        ),
+        (
+            torch.tensor([[1.0, float("inf")]]),
+            ValueError,
+            r"\bscores contain \+inf\b.*\(1, 2\)",
+        ),
+    ],
+)
+def test_relu_weights_errors_name_the_argument(scores, error, match):
+    """The argument's name and the shape of what it got."""
+    with pytest.raises(error, match=match):
+        relu_weights(scores)
+
+
+@pytest.mark.parametrize(
+    "scores, error, match",
+    [
+        ([1.0], TypeError, r"\bscores must\b.*\blist\b"),
+        (torch.tensor([1, 2]), TypeError, r"\bscores must\b.*\btorch\.int64\b"),
+        (
+            torch.tensor([[1.0, float("inf")]]),
+            ValueError,
+            r"\bscores contains \+inf\b.*\(1, 2\)",
+        ),
+    ],
+)
+def test_masked_softmax_errors_name_the_argument(scores, error, match):
+    """The argument's name and the shape or dtype of what it got."""
+    with pytest.raises(error, match=match):
+        masked_softmax(scores)
 
 
 # --- scaled_dot_product_attention against torch ------------------------------
@@ -187,6 +257,59 @@ def test_fast_path_matches_the_explicit_function(
     expected, _ = sdpa(q, k, v, mask, causal=causal, scale=scale)
     out = attend(q, k, v, mask, causal=causal, scale=scale)
     torch.testing.assert_close(out, expected)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_dispatched_path_against_the_numpy_reference(causal):
+    """``attend``'s fused-kernel path, checked against something that is not
+    the kernel."""
+    rng = np.random.default_rng(0)
+    Q, K, V = (rng.standard_normal((5, 4)) for _ in range(3))
+    mask = rng.random((5, 5)) < 0.7
+    mask[:, 0] = True  # every row has a key, so the library dispatches
+    if causal:
+        mask &= np.tril(np.ones((5, 5), dtype=bool))
+    out = attend(*(torch.from_numpy(a) for a in (Q, K, V)), torch.from_numpy(mask))
+    expected = ref.attention_rows(Q, K, V, mask)
+    expected = expected[0] if isinstance(expected, tuple) else expected
+    np.testing.assert_allclose(out.numpy(), expected, rtol=0, atol=1e-12)
+
+
+def test_fully_masked_rows_do_not_reach_the_fused_kernel(monkeypatch):
+    """attention.py's guard in ``attend`` (the modules' fast path): PyTorch
+    < 2.5 returns NaN for a query with no key.
+
+    The fused kernel is replaced by one that does what old releases did; the
+    library must not call it for such a mask, and must give zeros: in
+    ``attend`` itself and in the modules' ``forward``.
+    """
+    real = torch.nn.functional.scaled_dot_product_attention
+    calls = []
+
+    def old_sdpa(q, k, v, attn_mask=None, **kw):
+        calls.append(attn_mask)
+        out = real(q, k, v, attn_mask=attn_mask, **kw)
+        if attn_mask is not None:
+            empty = ~attn_mask.any(dim=-1, keepdim=True)
+            out = out.masked_fill(empty, float("nan"))
+        return out
+
+    monkeypatch.setattr(attention_module.F, "scaled_dot_product_attention", old_sdpa)
+    g = torch.Generator().manual_seed(0)
+    q, k, v = (torch.randn(1, 4, 3, generator=g) for _ in "qkv")
+    mask = torch.ones(4, 4, dtype=torch.bool)
+    mask[2] = False  # query 2 may attend nothing
+    out = attend(q, k, v, mask)
+    assert torch.isfinite(out).all()
+    assert torch.equal(out[0, 2], torch.zeros(3))
+    layer = SelfAttention(3, 3, generator=torch.Generator().manual_seed(1))
+    assert torch.equal(layer(q, mask)[0, 2], torch.zeros(3))
+    mha = MultiHeadAttention(4, 2, bias=False)
+    x = torch.randn(1, 4, 4, generator=g)
+    assert torch.equal(mha(x, mask=mask)[0, 2], torch.zeros(4))  # W_o(0) = 0
+    assert calls == []  # the kernel was never asked
+    attend(q, k, v, torch.ones(4, 4, dtype=torch.bool))
+    assert len(calls) == 1  # where every row has a key, the kernel is used
 
 
 def test_sdpa_fully_masked_row_gives_zero_not_nan(gen):
