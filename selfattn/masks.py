@@ -52,8 +52,8 @@ def length_mask(lengths: Tensor | list[int], T: int) -> Tensor:
     PyTorch's ``key_padding_mask``, which is True at the *padding*
     (:func:`from_key_padding_mask` translates).
 
-    Taught in :doc:`/notebooks/scoring-functions` and :doc:`/notebooks/sequence-
-    labelling`.
+    Taught in :doc:`/notebooks/scoring-functions` and
+    :doc:`/notebooks/sequence-labelling`.
 
     Args:
         lengths: ``(B,)`` integers, the real length of each sequence.

@@ -120,8 +120,8 @@ def linear_attention(
     a small masked ``(C, C)`` matmul and all earlier chunks through the running
     state :math:`S, z`. No ``1/sqrt(d_k)`` scale: this is not softmax attention.
 
-    Taught in :doc:`/notebooks/attention-vs-rnn` and :doc:`/notebooks/efficient-
-    attention`.
+    Taught in :doc:`/notebooks/attention-vs-rnn` and
+    :doc:`/notebooks/efficient-attention`.
 
     Args:
         q: ``(..., T_q, d_k)``; k: ``(..., T_k, d_k)``; v: ``(..., T_k, d_v)``.

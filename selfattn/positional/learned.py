@@ -17,8 +17,8 @@ class LearnedPositionalEmbedding(nn.Module):
     Unlike the sinusoidal table it has no row for a position beyond
     ``max_len - 1``: longer sequences raise a ``ValueError``.
 
-    Taught in :doc:`/notebooks/positional-encoding` and :doc:`/notebooks/sequence-
-    labelling`.
+    Taught in :doc:`/notebooks/positional-encoding` and
+    :doc:`/notebooks/sequence-labelling`.
 
     Args:
         max_len: number of positions in the table; embed_dim: width ``D``.
