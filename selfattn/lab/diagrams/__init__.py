@@ -19,9 +19,12 @@ The only numbers not computed here are the memory sizes and bandwidths of
 :func:`memory_hierarchy`, quoted from Dao et al. (2022) in
 ``MEMORY_HIERARCHY``.
 
-Modules, in teaching order: :mod:`~selfattn.lab.diagrams.pipeline` (single-head
-and multi-head pipelines), :mod:`~selfattn.lab.diagrams.paths` (what convolution,
-recurrence and self-attention connect), :mod:`~selfattn.lab.diagrams.tiling`
+Modules, in teaching order: :mod:`~selfattn.lab.diagrams.addressing` (the
+encoder–decoder and the key–value memory),
+:mod:`~selfattn.lab.diagrams.pipeline` (the
+single-head pipeline), :mod:`~selfattn.lab.diagrams.heads` (multi-head),
+:mod:`~selfattn.lab.diagrams.paths` (what convolution, recurrence and
+self-attention connect), :mod:`~selfattn.lab.diagrams.tiling`
 (the truncated band, the tiles of the online softmax),
 :mod:`~selfattn.lab.diagrams.lsh` (Reformer's buckets; the hashing itself is
 :func:`selfattn.efficient.angular_lsh`), :mod:`~selfattn.lab.diagrams.memory` (the
@@ -30,17 +33,37 @@ GPU memory hierarchy); their shared drawing primitives are private
 ``selfattn.lab.diagrams.qkv_pipeline``.
 """
 
+from selfattn.lab.diagrams.addressing import encoder_decoder, key_value_memory
+from selfattn.lab.diagrams.favourites import favourite_keys, favourite_stats
+from selfattn.lab.diagrams.heads import multi_head_flow
 from selfattn.lab.diagrams.lsh import lsh_buckets
 from selfattn.lab.diagrams.memory import MemoryLevel, memory_hierarchy
 from selfattn.lab.diagrams.paths import connectivity
-from selfattn.lab.diagrams.pipeline import multi_head_flow, qkv_pipeline
+from selfattn.lab.diagrams.pipeline import qkv_pipeline
+from selfattn.lab.diagrams.products import score_product
+from selfattn.lab.diagrams.receptive import receptive_fields
+from selfattn.lab.diagrams.rotation import offset_circles
+from selfattn.lab.diagrams.taggers import tagger_reads, tagger_views
 from selfattn.lab.diagrams.tiling import online_softmax_tiling, truncated_band
+from selfattn.lab.diagrams.vit import effective_keys, patch_attention, vit_pipeline
 
 __all__ = [  # in teaching order
+    "encoder_decoder",
+    "key_value_memory",
     "qkv_pipeline",
+    "score_product",
     "multi_head_flow",
+    "offset_circles",
     "connectivity",
+    "receptive_fields",
+    "tagger_views",
+    "tagger_reads",
     "truncated_band",
+    "vit_pipeline",
+    "patch_attention",
+    "effective_keys",
+    "favourite_keys",
+    "favourite_stats",
     "online_softmax_tiling",
     "lsh_buckets",
     "MemoryLevel",

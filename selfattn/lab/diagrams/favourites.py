@@ -1,0 +1,138 @@
+"""Each query's favourite key, side by side for several attention functions.
+
+:func:`~selfattn.lab.diagrams.favourite_keys` draws one heatmap of weights
+per attention function (queries down, keys across), rings the key each query
+likes best and marks the key it should pick. Static attention (Brody et al.,
+2022) shows as one column of rings, every query's favourite the same key;
+dynamic attention as rings that move from query to query. What the figure
+says is computed from the weights it is given: the rings are each row's
+``argmax``, and every panel's title counts the distinct favourites and the
+queries whose favourite is the marked key.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import matplotlib.pyplot as plt
+import numpy as np
+from matplotlib import patheffects
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+
+from selfattn.lab.diagrams._draw import SMALL, VERMILLION
+from selfattn.lab.plotting import CMAP
+
+# the ring of each row's favourite: white with a black halo, visible on any
+# viridis cell, dark or bright
+_RING = {
+    "color": "white",
+    "halo": [patheffects.withStroke(linewidth=4, foreground="black")],
+}
+
+
+def _weights(name: str, w: Any) -> np.ndarray:
+    """``w`` as a 2-D float array; errors name the panel."""
+    if hasattr(w, "detach"):
+        w = w.detach().cpu().numpy()
+    w = np.asarray(w, dtype=float)
+    if w.ndim != 2:
+        raise ValueError(f"weights of {name!r} must be 2-D (T_q, T_k), got {w.shape}")
+    return w
+
+
+def favourite_stats(weights: Any, targets: Sequence[int] | None = None) -> dict:
+    """What :func:`favourite_keys` writes in a panel's title.
+
+    Args:
+        weights: ``(T_q, T_k)``; row ``i`` is query ``i``'s weights.
+        targets: the key each query should pick, or None.
+
+    Returns:
+        ``{"favourites": argmax of each row, "distinct": how many different
+        favourites, "on_target": how many queries' favourite is their target
+        (None without targets)}``.
+    """
+    w = _weights("weights", weights)
+    fav = w.argmax(axis=1)
+    hits = None if targets is None else int((fav == np.asarray(targets)).sum())
+    return {"favourites": fav, "distinct": len(set(fav.tolist())), "on_target": hits}
+
+
+def favourite_keys(
+    weights: Mapping[str, Any],
+    *,
+    queries: Sequence[Any] | None = None,
+    keys: Sequence[Any] | None = None,
+    targets: Sequence[int] | None = None,
+    xlabel: str = "key",
+    ylabel: str = "query",
+) -> Figure:
+    """Heatmaps of attention weights, one per function, each row's favourite ringed.
+
+    Args:
+        weights: ``{title: (T_q, T_k) weights}``, all of one shape, one panel
+            each (e.g. ``{"GAT": ..., "GATv2": ...}``); row ``i`` is query ``i``.
+        queries: ``T_q`` labels for the rows; keys: ``T_k`` labels for the
+            columns.
+        targets: for each query the column of the key it should pick (marked
+            with a vermillion dot), or None.
+        xlabel, ylabel: the axis labels.
+
+    Returns:
+        The figure: ``fig.axes[p]`` is panel ``p`` (its ``images[0]`` holds the
+        weights), the colour bar comes last. Each title gives the number of
+        distinct favourites and, with ``targets``, how many are on target.
+    """
+    if not weights:
+        raise ValueError("weights must hold at least one panel")
+    arrays = {name: _weights(name, w) for name, w in weights.items()}
+    shape = next(iter(arrays.values())).shape
+    for name, w in arrays.items():
+        if w.shape != shape:
+            raise ValueError(f"weights of {name!r} have shape {w.shape}, not {shape}")
+    T_q, T_k = shape
+    for what, labels, n in (("queries", queries, T_q), ("keys", keys, T_k)):
+        if labels is not None and len(labels) != n:
+            raise ValueError(f"{what} has {len(labels)} labels, the weights need {n}")
+    if targets is not None:
+        t = np.asarray(targets)
+        if t.shape != (T_q,) or t.min() < 0 or t.max() >= T_k:
+            raise ValueError(f"targets must be {T_q} key indices in [0, {T_k})")
+    P = len(arrays)
+    side = min(0.8 + 0.5 * max(T_q, T_k), 4.2)
+    fig, axes = plt.subplots(
+        1, P, figsize=(side * P + 1.2, side + 0.9), squeeze=False, layout="constrained"
+    )
+    fig.set_facecolor("white")
+    vmax = max(float(w.max()) for w in arrays.values()) or 1.0
+    for ax, (name, w) in zip(axes[0], arrays.items(), strict=True):
+        im = ax.imshow(w, cmap=CMAP, vmin=0.0, vmax=vmax, interpolation="nearest")
+        stats = favourite_stats(w, targets)
+        rows = np.arange(T_q)
+        ring = ax.scatter(stats["favourites"], rows, s=420, facecolors="none",
+                          edgecolors=_RING["color"], linewidths=2)  # fmt: skip
+        ring.set_path_effects(_RING["halo"])
+        if targets is not None:
+            ax.scatter(np.asarray(targets), rows, s=40, color=VERMILLION, zorder=3)
+        ax.set_xticks(np.arange(T_k), [str(k) for k in (keys or range(T_k))])
+        ax.set_yticks(rows, [str(q) for q in (queries or range(T_q))])
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
+        n = stats["distinct"]
+        title = f"{name}\n{n} distinct favourite{'s' if n > 1 else ''}"
+        if targets is not None:
+            title += f", {stats['on_target']} of {T_q} on target"
+        ax.set_title(title, size=SMALL)
+    fig.colorbar(im, ax=list(axes[0]), label="attention weight", shrink=0.85)
+    key = [
+        Line2D([], [], ls="", marker="o", ms=12, mfc="none", mec=_RING["color"],
+               mew=2, path_effects=_RING["halo"], label="each query's favourite key"),
+    ]  # fmt: skip
+    if targets is not None:
+        key.append(Line2D([], [], ls="", marker="o", ms=6, color=VERMILLION,
+                          label="the key it should pick"))  # fmt: skip
+    fig.legend(handles=key, loc="outside lower center", ncol=2, frameon=False,
+               fontsize=SMALL)  # fmt: skip
+    return fig

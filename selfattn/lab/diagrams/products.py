@@ -1,0 +1,231 @@
+r"""Which row meets which column: the score product :math:`A = K^\top Q / \sqrt{d_k}`.
+
+:func:`~selfattn.lab.diagrams.score_product` draws the product of the
+lecture's column convention in the layout of a hand calculation (Falk's
+scheme): :math:`Q` above, :math:`K^\top` to the left, their product
+:math:`A` where the rows of one meet the columns of the other. Row
+:math:`j` of :math:`K^\top` (the key :math:`k^j`) and column :math:`i` of
+:math:`Q` (the query :math:`q^i`) are coloured, and so is the one entry they
+make, :math:`A_{j,i} = k^j \cdot q^i / \sqrt{d_k}`, written out as a sum
+below. Every number is computed: :math:`Q = W^q I`, :math:`K = W^k I`, and
+:math:`A` from :func:`selfattn.reference.self_attention_columns`, checked
+against the dot product it draws.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from matplotlib.figure import Figure
+from matplotlib.patches import Rectangle
+
+from selfattn.lab.diagrams._draw import (
+    BLACK,
+    BLUE,
+    FONT,
+    GREY,
+    SMALL,
+    VERMILLION,
+    _canvas,
+    _check_int,
+    _fill,
+    _legend,
+)
+
+_MAX_SIDE = 10  # cells per side that still show their numbers
+
+
+def _grid(
+    ax,
+    x0: float,
+    y_top: float,
+    values: np.ndarray,
+    *,
+    row_fill: int | None = None,
+    col_fill: int | None = None,
+    row_labels: list[str],
+    col_labels: list[str],
+    left_labels: bool = True,
+) -> None:
+    """A matrix of unit cells, top-left corner at ``(x0, y_top)``, numbers in it.
+
+    ``row_fill`` / ``col_fill`` (0-based) colour one row (vermillion) or one
+    column (blue); their crossing gets a bold outline.
+    """
+    rows, cols = values.shape
+    for r in range(rows):
+        for c in range(cols):
+            x, y = x0 + c, y_top - r - 1
+            in_row, in_col = r == row_fill, c == col_fill
+            if in_row and in_col:
+                fc = _fill(BLACK, 0.25)
+            elif in_row:
+                fc = _fill(VERMILLION, 0.35)
+            elif in_col:
+                fc = _fill(BLUE, 0.35)
+            else:
+                fc = "white"
+            ax.add_artist(Rectangle((x, y), 1, 1, fc=fc, ec=GREY, lw=0.6))
+            ax.text(
+                x + 0.5,
+                y + 0.5,
+                f"{values[r, c]:.2f}",
+                ha="center",
+                va="center",
+                size=SMALL - 1,
+            )
+    ax.add_artist(
+        Rectangle((x0, y_top - rows), cols, rows, fc="none", ec=BLACK, lw=1.4)
+    )
+    for r, label in enumerate(row_labels):
+        x = x0 - 0.12 if left_labels else x0 + cols + 0.12
+        ha = "right" if left_labels else "left"
+        ax.text(x, y_top - r - 0.5, label, ha=ha, va="center", size=SMALL)
+    for c, label in enumerate(col_labels):
+        ax.text(x0 + c + 0.5, y_top + 0.12, label, ha="center", va="bottom", size=SMALL)
+    if row_fill is not None and col_fill is not None:  # the entry itself
+        xy = (x0 + col_fill, y_top - row_fill - 1)
+        ax.add_artist(Rectangle(xy, 1, 1, fc="none", ec=BLACK, lw=3.0, zorder=5))
+
+
+def score_product(
+    I: np.ndarray, W_q: np.ndarray, W_k: np.ndarray, *, i: int, j: int
+) -> Figure:
+    r"""Draw :math:`A = K^\top Q / \sqrt{d_k}` with row :math:`j` of
+    :math:`K^\top` meeting column :math:`i` of :math:`Q` in :math:`A_{j,i}`.
+
+    Column convention of the lecture: :math:`Q = W^q I`, :math:`K = W^k I`
+    (columns :math:`q^1 \dots q^T` and :math:`k^1 \dots k^T`). :math:`Q`
+    (:math:`d_k \times T`) is drawn above :math:`A` and :math:`K^\top`
+    (:math:`T \times d_k`) to its left, so each entry of :math:`A`
+    (:math:`T \times T`, keys down, queries across) sits where its key row
+    and its query column meet. The entry :math:`A_{j,i} = \alpha_{i,j}`
+    is written out below as its dot product.
+
+    Args:
+        I: the inputs as columns ``(D, T)``; W_q, W_k: the lecture's
+            :math:`W^q, W^k`, ``(d_k, D)`` each. At most 10 positions and
+            10 query dimensions (every cell shows its number).
+        i, j: the query and the key, numbered from 1 as in the maths.
+
+    Returns:
+        The figure.
+
+    Examples:
+        >>> rng = np.random.default_rng(0)
+        >>> fig = score_product(rng.normal(size=(4, 5)), rng.normal(size=(3, 4)),
+        ...                     rng.normal(size=(3, 4)), i=2, j=4)
+        >>> len(fig.axes)
+        1
+    """
+    from selfattn.reference import self_attention_columns
+
+    I, W_q, W_k = (np.asarray(a, dtype=float) for a in (I, W_q, W_k))
+    for name, a in (("I", I), ("W_q", W_q), ("W_k", W_k)):
+        if a.ndim != 2:
+            raise ValueError(f"{name} must be a matrix, got shape {a.shape}")
+    D, T = I.shape
+    if W_q.shape[1] != D or W_k.shape != W_q.shape:
+        raise ValueError(
+            f"W_q and W_k must both be (d_k, D) with D={D} (the rows of I), got "
+            f"W_q {W_q.shape} and W_k {W_k.shape}"
+        )
+    d_k = W_q.shape[0]
+    if max(T, d_k) > _MAX_SIDE:
+        raise ValueError(
+            f"at most {_MAX_SIDE} positions and query dimensions can show their "
+            f"numbers, got T={T}, d_k={d_k}"
+        )
+    i, j = _check_int("i", i), _check_int("j", j)
+    for name, n in (("i", i), ("j", j)):
+        if n > T:
+            raise ValueError(f"{name} must be at most T={T} (numbered from 1), got {n}")
+    Q, K = W_q @ I, W_k @ I  # (d_k, T) each: columns q^i, k^j
+    A = self_attention_columns(I, W_q, W_k, W_k).A  # (T_k, T_q), scaled
+    dot = float(K[:, j - 1] @ Q[:, i - 1])
+    if not math.isclose(
+        A[j - 1, i - 1], dot / math.sqrt(d_k), rel_tol=1e-9, abs_tol=1e-12
+    ):
+        raise AssertionError("the library's A disagrees with k^j . q^i / sqrt(d_k)")
+
+    gap = 1.6  # between K^T and A, and between Q and A
+    x_A, y_A = d_k + gap, T  # A: top-left corner; K^T left of it, Q above it
+    fig, ax = _canvas(
+        7.5, (-1.2, x_A + T + 1.4), (-3.0, T + gap + d_k + 1.0), top=0.45, bottom=0.55
+    )
+    _grid(
+        ax,
+        0.0,
+        y_A,
+        K.T,
+        row_fill=j - 1,
+        row_labels=[f"$k^{{{n}}}$" for n in range(1, T + 1)],
+        col_labels=[""] * d_k,
+    )
+    _grid(
+        ax,
+        x_A,
+        y_A + gap + d_k,
+        Q,
+        col_fill=i - 1,
+        row_labels=[""] * d_k,
+        col_labels=[f"$q^{{{n}}}$" for n in range(1, T + 1)],
+    )
+    _grid(
+        ax,
+        x_A,
+        y_A,
+        A,
+        row_fill=j - 1,
+        col_fill=i - 1,
+        row_labels=[f"key {n}" for n in range(1, T + 1)],
+        col_labels=[""] * T,
+        left_labels=False,
+    )
+    ax.text(
+        d_k / 2,
+        y_A + 0.55,
+        r"$K^\top$" + f"\n({T} × {d_k})",
+        ha="center",
+        va="bottom",
+        size=FONT,
+    )
+    ax.text(
+        x_A - 0.3,
+        y_A + gap + d_k / 2,
+        f"$Q$\n({d_k} × {T})",
+        ha="right",
+        va="center",
+        size=FONT,
+    )
+    ax.text(
+        x_A + T / 2,
+        -0.25,
+        r"$A = K^\top Q / \sqrt{d_k}$" + f" ({T} × {T})",
+        ha="center",
+        va="top",
+        size=FONT,
+    )
+    terms = " + ".join(f"({K[c, j - 1]:.2f})({Q[c, i - 1]:.2f})" for c in range(d_k))
+    ax.text(
+        (x_A + T) / 2,
+        -1.2,
+        f"$A_{{{j},{i}}} = k^{{{j}}} \\cdot q^{{{i}}} / \\sqrt{{{d_k}}}$ = "
+        f"[{terms}] / {math.sqrt(d_k):.2f}\n= {dot:.2f} / {math.sqrt(d_k):.2f}"
+        f" = {A[j - 1, i - 1]:.2f}",
+        ha="center",
+        va="top",
+        size=SMALL,
+    )
+    ax.set_title(f"Row {j} of $K^\\top$ meets column {i} of $Q$", size=FONT + 1)
+    _legend(
+        fig,
+        [
+            (f"row {j} of $K^\\top$: the key $k^{{{j}}}$", VERMILLION),
+            (f"column {i} of $Q$: the query $q^{{{i}}}$", BLUE),
+            (f"$A_{{{j},{i}}} = \\alpha_{{{i},{j}}}$", BLACK),
+        ],
+        ncol=3,
+    )
+    return fig

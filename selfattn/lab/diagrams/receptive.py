@@ -1,0 +1,194 @@
+r"""Stacked 1-D convolutions: what one output sees, contiguous against dilated.
+
+:func:`receptive_fields` draws a stack of convolutions twice, once with
+contiguous kernels (dilation 1 in every layer) and once with dilated ones
+(dilation :math:`1, k, k^2, \dots`, as in WaveNet), and highlights every
+node and edge that carries a signal into one output: its receptive field,
+:math:`1 + L(k - 1)` inputs wide for :math:`L` contiguous layers and
+:math:`k^L` for dilated ones (Vaswani et al., 2017, sec. 4 and Table 1).
+Which node reads which is not typed: each layer is a ``torch.nn.Conv1d``
+with all weights 1, applied to the rows of an identity matrix, so the
+drawing shows what PyTorch's convolution connects (:func:`layer_reads`).
+"""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import torch
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from torch import nn
+
+from selfattn.lab.diagrams._draw import (
+    BLACK,
+    FONT,
+    GREY,
+    SKY,
+    SMALL,
+    VERMILLION,
+    _check_int,
+    _segments,
+)
+
+
+def layer_reads(T: int, kernel: int, dilation: int) -> list[list[int]]:
+    """Which inputs each output of one padded convolution reads.
+
+    The layer is ``nn.Conv1d(1, 1, kernel, dilation=dilation,
+    padding=dilation * (kernel - 1) // 2, bias=False)`` with all weights 1,
+    applied to the ``T`` unit vectors at once; output ``i`` reads input
+    ``j`` when the output for unit vector ``j`` is nonzero at ``i``.
+
+    Args:
+        T: sequence length; kernel: odd kernel size; dilation: spacing of
+            the kernel's taps (all positive).
+
+    Returns:
+        ``reads[i]``, the input positions output ``i`` reads, ascending.
+
+    Examples:
+        >>> layer_reads(5, 3, 2)[2]
+        [0, 2, 4]
+    """
+    T, kernel = _check_int("T", T), _check_int("kernel", kernel)
+    dilation = _check_int("dilation", dilation)
+    if kernel % 2 == 0:
+        raise ValueError(f"kernel must be odd (a centred window), got kernel={kernel}")
+    conv = nn.Conv1d(
+        1,
+        1,
+        kernel,
+        dilation=dilation,
+        padding=dilation * (kernel - 1) // 2,
+        bias=False,
+    )
+    with torch.no_grad():
+        conv.weight.fill_(1.0)
+        out = conv(torch.eye(T)[:, None, :])[:, 0, :]  # (input j, output i)
+    return [torch.nonzero(out[:, i]).flatten().tolist() for i in range(T)]
+
+
+def _dilations(kernel: int, layers: int, dilated: bool) -> list[int]:
+    return [kernel**layer if dilated else 1 for layer in range(layers)]
+
+
+def receptive_field(
+    T: int, kernel: int, layers: int, *, dilated: bool, out: int
+) -> list[list[int]]:
+    """The nodes that reach output ``out`` of a stack of ``layers`` convolutions.
+
+    Args:
+        T: sequence length; kernel: odd kernel size; layers: depth of the
+            stack; dilated: dilations ``1, kernel, kernel**2, ...`` instead of
+            ``1, 1, 1, ...``; out: the output position (``0 <= out < T``).
+
+    Returns:
+        One list per level, from the input (level 0) to the top layer (level
+        ``layers``, just ``[out]``): the positions whose value reaches
+        ``out``. ``len(result[0])`` is the width of the receptive field.
+
+    Examples:
+        >>> len(receptive_field(27, 3, 3, dilated=False, out=13)[0])
+        7
+        >>> len(receptive_field(27, 3, 3, dilated=True, out=13)[0])
+        27
+    """
+    layers = _check_int("layers", layers)
+    out = _check_int("out", out, minimum=0)
+    if out >= T:
+        raise ValueError(f"out must be a position below T={T}, got out={out}")
+    hot = [[out]]
+    for dil in reversed(_dilations(kernel, layers, dilated)):
+        reads = layer_reads(T, kernel, dil)
+        hot.insert(0, sorted({j for i in hot[0] for j in reads[i]}))
+    return hot
+
+
+def receptive_fields(
+    *, T: int = 27, kernel: int = 3, layers: int = 3, out: int | None = None
+) -> Figure:
+    r"""Draw the receptive field of one output, contiguous against dilated kernels.
+
+    Two panels, one above the other: a stack of ``layers`` convolutions with
+    kernel size ``kernel``, contiguous (dilation 1) on top and dilated
+    (dilation :math:`k^l` in layer :math:`l = 0, 1, \dots`) below. Each row
+    of nodes is one level (input at the bottom); the nodes and edges that
+    carry a signal into output ``out`` are highlighted, so the highlighted
+    inputs are its receptive field, whose width each panel's title gives.
+    The connections are computed by :func:`layer_reads` from
+    ``torch.nn.Conv1d``.
+
+    Args:
+        T: sequence length; kernel: odd kernel size (at least 3); layers:
+            depth of the stack (all positive); out: the highlighted output
+            (default ``T // 2``, the middle).
+
+    Returns:
+        The figure, one axes per panel (contiguous first); the highlighted
+        input nodes of each are the scatter with ``get_gid() == "field"``.
+    """
+    T, kernel = _check_int("T", T), _check_int("kernel", kernel, minimum=3)
+    layers = _check_int("layers", layers)
+    out = T // 2 if out is None else out
+    fig, axes = plt.subplots(2, 1, figsize=(10.5, 2.0 + 1.25 * (layers + 1)))
+    fig.patch.set_facecolor("white")
+    fig.subplots_adjust(left=0.2, right=0.99, top=0.93, bottom=0.12, hspace=0.45)
+    for ax, dilated in zip(axes, (False, True), strict=True):
+        dils = _dilations(kernel, layers, dilated)
+        hot = receptive_field(T, kernel, layers, dilated=dilated, out=out)
+        for level, dil in enumerate(dils):  # edges from level to level + 1
+            reads = layer_reads(T, kernel, dil)
+            for is_hot in (False, True):
+                edges = [
+                    (j, level, i, level + 1)
+                    for i in range(T)
+                    for j in reads[i]
+                    if (i in hot[level + 1] and j in hot[level]) == is_hot
+                ]
+                style = (
+                    dict(color=VERMILLION, lw=1.8, zorder=2)
+                    if is_hot
+                    else dict(color=GREY, lw=0.4, alpha=0.5, zorder=1)
+                )
+                _segments(ax, edges, **style)
+        for level in range(layers + 1):
+            cold = [i for i in range(T) if i not in hot[level]]
+            face = "white" if level == 0 else SKY
+            ax.scatter(cold, [level] * len(cold), s=28, c=face, edgecolors=GREY,
+                       linewidths=0.8, zorder=3)  # fmt: skip
+            ax.scatter(
+                hot[level],
+                [level] * len(hot[level]),
+                s=46,
+                c=face,
+                edgecolors=VERMILLION,
+                linewidths=1.8,
+                zorder=4,
+                gid="field" if level == 0 else None,
+            )
+            label = (
+                "input" if level == 0 else f"layer {level} (dilation {dils[level - 1]})"
+            )
+            ax.text(-1.0, level, label, ha="right", va="center", size=SMALL)
+        kind = "dilated" if dilated else "contiguous"
+        ax.set_title(
+            f"{kind} kernels ({kernel} taps): output {out} sees "
+            f"{len(hot[0])} of the {T} inputs",
+            size=FONT,
+            loc="left",
+        )
+        ax.set_xlim(-0.7, T - 0.3)
+        ax.set_ylim(-0.4, layers + 0.4)
+        ax.axis("off")
+    handles = [
+        Line2D([], [], ls="", marker="o", mfc="white", mec=BLACK, ms=7, label="input"),
+        Line2D(
+            [], [], ls="", marker="o", mfc=SKY, mec=BLACK, ms=7, label="layer output"
+        ),
+        Line2D([], [], color=VERMILLION, lw=2, label=f"what reaches output {out}"),
+        Line2D([], [], color=GREY, lw=1, label="other connections"),
+    ]
+    fig.legend(
+        handles=handles, loc="lower center", ncol=4, frameon=False, fontsize=SMALL
+    )
+    return fig

@@ -1,0 +1,168 @@
+r"""A fixed offset is a rotation: the sinusoidal encoding's pairs on the circle.
+
+:func:`~selfattn.lab.diagrams.offset_circles` draws, for a few frequency pairs
+:math:`f`, the points :math:`(P_{i,2f}, P_{i,2f+1}) = (\sin\omega_f i,
+\cos\omega_f i)` of consecutive positions :math:`i` on the unit circle, and
+arrows that move some of them :math:`\delta` positions on. Each arrow is the
+block :math:`M_f(\delta)` of :func:`selfattn.positional.offset_rotation`
+applied to the point, and lands on the table's point :math:`i + \delta`
+(checked): the same turn by :math:`\delta\omega_f` wherever it starts.
+Rotary position embedding (RoPE) turns each pair of a query or key by the
+same angles.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import matplotlib.pyplot as plt
+import numpy as np
+import torch
+from matplotlib.figure import Figure
+from matplotlib.patches import Arc, FancyArrowPatch
+
+from selfattn.lab.diagrams._draw import (
+    BLACK,
+    BLUE,
+    FONT,
+    GREY,
+    SMALL,
+    VERMILLION,
+    _check_int,
+)
+
+
+def offset_circles(
+    *,
+    embed_dim: int = 64,
+    pairs: Sequence[int] = (0, 4),
+    n_positions: int = 8,
+    delta: int = 2,
+    starts: Sequence[int] = (0, 3),
+) -> Figure:
+    r"""Draw pairs of the sinusoidal encoding on the unit circle, and the turn
+    :math:`M_f(\delta)` that moves every position :math:`\delta` steps on.
+
+    One panel per pair ``f``: positions :math:`0, \dots, n-1` as numbered
+    points :math:`(\sin\omega_f i, \cos\omega_f i)` (position 0 at the top,
+    later positions clockwise), and for each :math:`i` in ``starts`` an arrow
+    from point :math:`i` to :math:`M_f(\delta)` applied to it, which is point
+    :math:`i + \delta`. The arrows of one panel turn by the same angle
+    :math:`\delta\omega_f`; slower pairs turn less.
+
+    Args:
+        embed_dim: the width ``D`` of the encoding (even).
+        pairs: the frequency pairs ``f`` to draw, each in ``0 .. D/2 - 1``.
+        n_positions: how many positions to mark (at least 2).
+        delta: the offset (positive).
+        starts: the positions the arrows start from; ``i + delta`` must be
+            below ``n_positions``.
+
+    Returns:
+        The figure, one panel per pair.
+
+    Examples:
+        >>> fig = offset_circles(embed_dim=16, pairs=(0,), n_positions=5,
+        ...                      delta=1, starts=(0,))
+        >>> len(fig.axes)
+        1
+    """
+    from selfattn.positional import frequencies, offset_rotation, sinusoidal_encoding
+
+    D = _check_int("embed_dim", embed_dim, 2)
+    if D % 2:
+        raise ValueError(f"embed_dim must be even (sin and cos pairs), got {D}")
+    n = _check_int("n_positions", n_positions, 2)
+    delta = _check_int("delta", delta)
+    pairs = [_check_int("pairs", f, 0) for f in pairs]
+    if not pairs or max(pairs) >= D // 2:
+        raise ValueError(
+            f"pairs must be non-empty, each in 0 .. {D // 2 - 1} for embed_dim={D}, "
+            f"got {list(pairs)}"
+        )
+    starts = [_check_int("starts", i, 0) for i in starts]
+    if any(i + delta >= n for i in starts):
+        raise ValueError(
+            f"every start i needs i + delta < n_positions={n}, got starts="
+            f"{starts} with delta={delta}"
+        )
+    P = sinusoidal_encoding(n, D, dtype=torch.float64)  # (n, D)
+    M = offset_rotation(delta, D, dtype=torch.float64)  # (D/2, 2, 2)
+    omega = frequencies(D).double()  # (D/2,)
+    fig, axes = plt.subplots(
+        1, len(pairs), figsize=(4.4 * len(pairs), 5.2), facecolor="white", squeeze=False
+    )
+    for ax, f in zip(axes[0], pairs, strict=True):
+        pts = P[:, 2 * f : 2 * f + 2]  # (n, 2): (sin w_f i, cos w_f i)
+        ax.add_artist(plt.Circle((0, 0), 1, fill=False, ec=GREY, lw=1))
+        ax.plot(pts[:, 0], pts[:, 1], "o", color=BLUE, ms=7, zorder=3)
+        for i, (x, y) in enumerate(pts.tolist()):
+            ax.text(1.16 * x, 1.16 * y, str(i), ha="center", va="center", size=SMALL)
+        bend = -0.3 if delta * omega[f] < np.pi else 0.3  # arrows hug the circle
+        for i in starts:
+            end = M[f] @ pts[i]  # M_f(delta) p_i
+            if not torch.allclose(end, pts[i + delta]):
+                raise AssertionError("M_f(delta) p_i is not the table's p_(i+delta)")
+            ax.add_artist(
+                FancyArrowPatch(
+                    (0.82 * pts[i]).tolist(),
+                    (0.82 * end).tolist(),
+                    arrowstyle="-|>",
+                    mutation_scale=14,
+                    color=VERMILLION,
+                    lw=1.8,
+                    connectionstyle=f"arc3,rad={bend}",
+                    zorder=4,
+                )
+            )
+        turn = delta * omega[f].item()
+        a0 = 90 - np.degrees(starts[0] * omega[f].item())  # matplotlib angles
+        ax.add_artist(
+            Arc(
+                (0, 0),
+                0.5,
+                0.5,
+                theta1=a0 - np.degrees(turn),
+                theta2=a0,
+                color=BLACK,
+                lw=1,
+            )
+        )
+        ax.plot([0, pts[starts[0], 0]], [0, pts[starts[0], 1]], color=GREY, lw=0.8)
+        end0 = pts[starts[0] + delta]
+        ax.plot([0, end0[0]], [0, end0[1]], color=GREY, lw=0.8)
+        ax.set_title(
+            f"pair $f = {f}$: $\\omega_{{{f}}}$ = {omega[f].item():.3g} per position\n"
+            f"$\\delta = {delta}$ turns every point by {turn:.3g} rad",
+            size=SMALL + 1,
+        )
+        ax.set_xlabel(f"$P_{{i,{2 * f}}} = \\sin \\omega_{{{f}}} i$", size=SMALL)
+        ax.set_ylabel(f"$P_{{i,{2 * f + 1}}} = \\cos \\omega_{{{f}}} i$", size=SMALL)
+        ax.set(xlim=(-1.35, 1.35), ylim=(-1.35, 1.35), aspect="equal")
+        ax.set_xticks([-1, 0, 1])
+        ax.set_yticks([-1, 0, 1])
+    fig.suptitle(
+        f"A fixed offset is a rotation (D = {D}): "
+        f"$p_{{i+{delta}}} = M({delta})\\, p_i$",
+        size=FONT,
+    )
+    handles = [
+        plt.Line2D([], [], marker="o", ls="none", color=BLUE, label="position $i$"),
+        plt.Line2D(
+            [],
+            [],
+            color=VERMILLION,
+            lw=1.8,
+            label=f"$M_f({delta})$: from $i$ to $i + {delta}$",
+        ),
+    ]
+    fig.legend(
+        handles=handles,
+        loc="lower center",
+        bbox_to_anchor=(0.5, 0.01),
+        ncol=2,
+        frameon=False,
+        fontsize=SMALL,
+    )
+    fig.tight_layout(rect=(0, 0.13, 1, 0.92))
+    return fig

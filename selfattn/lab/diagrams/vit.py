@@ -1,0 +1,291 @@
+"""The Vision Transformer as a picture, and where a trained one looks.
+
+:func:`~selfattn.lab.diagrams.vit_pipeline` draws image → patches → tokens
+(class token in front, positions added) → encoder blocks → summary → logits,
+each a grid of the shape that a forward pass of the given
+:class:`selfattn.vision.ViT` on the given image produces.
+:func:`~selfattn.lab.diagrams.patch_attention` draws the attention of one
+query patch over the grid of patches, for several images and every head of a
+block, each panel titled with the number of patches it effectively attends
+to (:func:`effective_keys`): the receptive field that self-attention chooses,
+image by image.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import matplotlib.pyplot as plt
+import numpy as np
+import torch
+from matplotlib.figure import Figure
+from matplotlib.patches import Rectangle
+from torch import Tensor
+
+from selfattn.lab.diagrams._draw import (
+    BLUE,
+    FONT,
+    GREEN,
+    GREY,
+    ORANGE,
+    PURPLE,
+    SMALL,
+    VERMILLION,
+    _arrow,
+    _canvas,
+    _check_int,
+    _legend,
+    _matrix,
+)
+from selfattn.lab.plotting import CMAP
+from selfattn.vision import patchify
+
+# --- the pipeline ----------------------------------------------------------
+
+
+def vit_shapes(vit: torch.nn.Module, image: Tensor) -> dict[str, tuple[int, ...]]:
+    """The shape of every stage of ``vit`` on one image ``(C, H_img, W_img)``.
+
+    Read off a forward pass through the model's own pieces (``embed``,
+    ``cls``, ``pos``, ``blocks``, ``norm``, ``head``), checked against
+    ``vit(image)``. Keys: ``image`` ``(C, H, W)``, ``patches`` ``(T_p, C p^2)``,
+    ``embedded`` ``(T_p, D)``, ``tokens`` ``(T_p + 1, D)``, ``encoded``
+    ``(T_p + 1, D)``, ``summary`` ``(1, D)``, ``logits`` ``(1, classes)``.
+    """
+    if not isinstance(image, Tensor) or image.dim() != 3:
+        raise ValueError("image must be one image, a tensor (C, H_img, W_img)")
+    x = image[None]  # (1, C, H, W)
+    with torch.no_grad():
+        patches = patchify(x, vit.patch)  # (1, T_p, C p^2)
+        emb = vit.embed(patches)  # (1, T_p, D)
+        cls = vit.cls.expand(1, -1, -1)  # (1, 1, D)
+        z = vit.pos(torch.cat([cls, emb], dim=1))  # (1, T, D)
+        tokens = z
+        for block in vit.blocks:
+            z = block(z)  # (1, T, D)
+        summary = z[:, 0] if vit.pool == "cls" else z[:, 1:].mean(dim=1)  # (1, D)
+        logits = vit.head(vit.norm(summary))  # (1, classes)
+        if not torch.allclose(logits, vit(x), atol=1e-5):
+            raise RuntimeError("the pieces of this ViT do not give vit(image)")
+    return {
+        "image": tuple(image.shape),
+        "patches": tuple(patches.shape[1:]),
+        "embedded": tuple(emb.shape[1:]),
+        "tokens": tuple(tokens.shape[1:]),
+        "encoded": tuple(z.shape[1:]),
+        "summary": tuple(summary.shape),
+        "logits": tuple(logits.shape),
+    }
+
+
+def vit_pipeline(vit: torch.nn.Module, image: Tensor) -> Figure:
+    r"""Draw a Vision Transformer's pipeline with the shapes of a real run.
+
+    Image (its pixels, cut by the patch grid) → the :math:`T_p` patch
+    vectors of :math:`C p^2` numbers (:func:`selfattn.vision.patchify`) →
+    the linear embedding to width :math:`D` → the class token in front and
+    the positions added, :math:`T = T_p + 1` tokens → the encoder blocks →
+    the summary (the mean of the patch rows, or the class token's row, as
+    ``vit.pool`` says) → LayerNorm and a linear head → the logits. Every
+    grid has the shape that :func:`vit_shapes` reads off ``vit`` on
+    ``image``; the class token's row is coloured apart.
+
+    Args:
+        vit: a :class:`selfattn.vision.ViT` (any trained or untrained one).
+        image: one image ``(C, H_img, W_img)``; the first channel is drawn.
+
+    Returns:
+        The figure.
+    """
+    s = vit_shapes(vit, image)
+    C, H_img, W_img = s["image"]
+    T_p, CP = s["patches"]
+    T, D = s["tokens"]
+    depth, p = len(vit.blocks), vit.patch
+    cell = min(0.12, 2.0 / max(T, D, CP))
+    px = 2.0 / max(H_img, W_img)  # the side of one pixel as drawn
+    w_img, h_img = W_img * px, H_img * px
+    gap = 1.75  # between two drawn pieces, room for an arrow and its label
+    widths = [w_img, CP * cell, D * cell, D * cell, D * cell, D * cell]
+    widths.append(s["logits"][1] * cell * 1.3)
+    lefts = np.cumsum([0.0] + [w + gap for w in widths[:-1]])
+    centres = lefts + np.asarray(widths) / 2
+    right = lefts[-1] + widths[-1]
+    high = max(T * cell, h_img)
+    fig, ax = _canvas(11.0, (-0.4, right + 0.6), (-high / 2 - 1.5, high / 2 + 0.8),
+                      top=0.4, bottom=0.85)  # fmt: skip
+    # the image, the patch grid on it
+    ax.imshow(image[0].numpy(), cmap="gray_r", extent=(0, w_img, -h_img / 2,
+              h_img / 2), interpolation="nearest", zorder=1)  # fmt: skip
+    for k in range(0, W_img + 1, p):
+        ax.plot([k * px] * 2, [-h_img / 2, h_img / 2], color=VERMILLION, lw=1.2)
+    for k in range(0, H_img + 1, p):
+        y = h_img / 2 - k * px
+        ax.plot([0, w_img], [y, y], color=VERMILLION, lw=1.2)
+    ax.text(w_img / 2, h_img / 2 + 0.12, "image", ha="center", va="bottom",
+            size=FONT)  # fmt: skip
+    ax.text(w_img / 2, -h_img / 2 - 0.12,
+            f"$C \\times H_{{img}} \\times W_{{img}}$\n({C} × {H_img} × {W_img})\n"
+            f"{T_p} patches\nof {p} × {p} pixels",
+            ha="center", va="top", size=SMALL)  # fmt: skip
+    stages = [  # (shape, colour, symbol, dims, note)
+        ((T_p, CP), GREY, "patches", "T_p × C p^2", "a row\nper patch"),
+        ((T_p, D), BLUE, "embedded", "T_p × D", ""),
+        ((T, D), GREEN, "tokens", "T × D", "row 0:\nclass token"),
+        (s["encoded"], PURPLE, "encoded", "T × D", ""),
+        (s["summary"], PURPLE, "summary", "1 × D", ""),
+    ]
+    boxes = [(0.0, -h_img / 2, w_img, h_img / 2)]
+    for xc, (shape, color, symbol, dims, note) in zip(
+        centres[1:], stages, strict=False
+    ):
+        boxes.append(_matrix(ax, (xc, 0.0), shape, cell, color, symbol=symbol,
+                             dims=dims, note=note))  # fmt: skip
+    boxes.append(_matrix(ax, (centres[-1], 0.0), s["logits"], cell * 1.3, VERMILLION,
+                         symbol="logits", dims="1 × classes"))  # fmt: skip
+    # the class token's row, coloured apart, in the tokens and after the blocks
+    for bx0, _, bx1, by1 in boxes[3:5]:
+        ax.add_artist(Rectangle((bx0, by1 - cell), bx1 - bx0, cell, fc=ORANGE,
+                                alpha=0.8, ec="none", zorder=3))  # fmt: skip
+    blocks = f"encoder\nblock{'s' if depth > 1 else ''} ×{depth}"
+    read = "class\ntoken" if vit.pool == "cls" else "mean of\npatch rows"
+    labels = ["patchify", "linear\n$E$", "+ [CLS]\n+ positions", blocks, read,
+              "LN,\nlinear"]  # fmt: skip
+    for (_, _, x_end, _), (x_next, _, _, _), label in zip(
+        boxes[:-1], boxes[1:], labels, strict=True
+    ):
+        _arrow(ax, (x_end + 0.05, 0), (x_next - 0.05, 0), label, above=True,
+               size=SMALL - 1)  # fmt: skip
+    ax.set_title("A Vision Transformer: patches as tokens", size=FONT + 1)
+    _legend(
+        fig,
+        [
+            ("a patch's pixels, one row", GREY),
+            ("embedded patches", BLUE),
+            ("tokens, positions added", GREEN),
+            ("class token [CLS]", ORANGE),
+            ("after the encoder", PURPLE),
+            ("logits", VERMILLION),
+        ],
+        ncol=3,
+    )
+    return fig
+
+
+# --- where a trained ViT looks ----------------------------------------------------
+
+
+def effective_keys(weights: Tensor) -> Tensor:
+    r"""How many keys a row of weights effectively attends to: :math:`e^{H}`,
+    the exponential of its entropy :math:`H = -\sum_j w_j \ln w_j`.
+
+    1 for a one-hot row, :math:`T_k` for equal weights over :math:`T_k` keys.
+
+    Args:
+        weights: ``(..., T_k)``, each row summing to 1.
+
+    Returns:
+        ``(...)``.
+    """
+    w = weights.clamp_min(1e-30)
+    return torch.exp(-(weights * w.log()).sum(-1))
+
+
+def patch_attention(
+    images: Tensor,
+    weights: Mapping[str, Tensor],
+    *,
+    patch: int,
+    query: int,
+    titles: Sequence[str] | None = None,
+    field: int | None = 3,
+) -> Figure:
+    """Draw where one query patch looks, image by image and head by head.
+
+    Row ``r`` is image ``r``: first the image with the patch grid and the query
+    patch outlined, then one panel per entry of ``weights``: the query's
+    weights over the patches, as a grid laid over the image's patch grid (the
+    class token has no place on the grid; its weight is given in the panel's
+    title, after the effective number of keys of :func:`effective_keys`). A
+    dashed square marks the ``field x field`` block of patches around the
+    query, what a convolution over the patches with that kernel would see.
+
+    Args:
+        images: ``(R, C, H_img, W_img)``; the first channel is drawn.
+        weights: ``{column title: (R, T, T) weights of one head}`` with token 0
+            the class token and tokens ``1..T_p`` the patches, row-major, as
+            :meth:`selfattn.vision.ViT.attention_weights` gives them.
+        patch: the side ``p`` of a patch, in pixels.
+        query: which patch asks, ``0 <= query < T_p`` (token ``query + 1``).
+        titles: a label per row, e.g. the digits; optional.
+        field: the side of the dashed block (odd), or None for no block.
+
+    Returns:
+        The figure; panel ``(r, c)`` is ``fig.axes[r * (1 + len(weights)) + c]``,
+        and a heatmap panel's ``images[0]`` holds the weights on the grid.
+    """
+    if not isinstance(images, Tensor) or images.dim() != 4:
+        raise ValueError("images must be a tensor (R, C, H_img, W_img)")
+    R, _, H_img, W_img = images.shape
+    p = _check_int("patch", patch)
+    if H_img % p or W_img % p:
+        raise ValueError(f"patch={p} must divide the image size {H_img} x {W_img}")
+    gh, gw = H_img // p, W_img // p
+    T_p = gh * gw
+    if not 0 <= query < T_p:
+        raise ValueError(f"query must be a patch index in [0, {T_p}), got {query}")
+    if not weights:
+        raise ValueError("weights must hold at least one head")
+    for name, w in weights.items():
+        if tuple(w.shape) != (R, T_p + 1, T_p + 1):
+            raise ValueError(
+                f"weights {name!r} must have shape ({R}, {T_p + 1}, {T_p + 1}) "
+                f"(class token + {T_p} patches), got {tuple(w.shape)}"
+            )
+    if field is not None and (_check_int("field", field) % 2 == 0):
+        raise ValueError(f"field must be odd, got {field}")
+    if titles is not None and len(titles) != R:
+        raise ValueError(f"titles has {len(titles)} labels for {R} images")
+    cols = 1 + len(weights)
+    fig, axes = plt.subplots(R, cols, figsize=(2.0 * cols + 0.8, 2.1 * R + 0.3),
+                             squeeze=False, layout="constrained")  # fmt: skip
+    fig.set_facecolor("white")
+    vmax = max(float(w[:, query + 1, 1:].max()) for w in weights.values())
+    qy, qx = divmod(query, gw)
+    outline = {"fill": False, "ec": VERMILLION, "lw": 2.5}
+    for r in range(R):
+        ax = axes[r, 0]
+        ax.imshow(images[r, 0].numpy(), cmap="gray_r", interpolation="nearest")
+        ax.set_xticks(np.arange(-0.5, W_img, p), [])
+        ax.set_yticks(np.arange(-0.5, H_img, p), [])
+        ax.grid(color=GREY, lw=0.8)
+        ax.add_patch(Rectangle((qx * p - 0.5, qy * p - 0.5), p, p, **outline))
+        ax.set_title("image" if titles is None else str(titles[r]), size=SMALL)
+        for c, (name, w) in enumerate(weights.items(), start=1):
+            ax = axes[r, c]
+            row = w[r, query + 1].detach()  # (T,): class token, then patches
+            im = ax.imshow(row[1:].reshape(gh, gw).numpy(), cmap=CMAP, vmin=0,
+                           vmax=vmax, interpolation="nearest")  # fmt: skip
+            ax.add_patch(Rectangle((qx - 0.5, qy - 0.5), 1, 1, **outline))
+            if field is not None:  # the block a convolution would see, clipped
+                r0, c0 = max(qy - field // 2, 0), max(qx - field // 2, 0)
+                r1, c1 = min(qy + field // 2, gh - 1), min(qx + field // 2, gw - 1)
+                ax.add_patch(
+                    Rectangle(
+                        (c0 - 0.5, r0 - 0.5),
+                        c1 - c0 + 1,
+                        r1 - r0 + 1,
+                        fill=False,
+                        ec="white",
+                        lw=1.5,
+                        ls="--",
+                    )
+                )
+            ax.set_xticks([])
+            ax.set_yticks([])
+            n_eff = float(effective_keys(row))
+            ax.set_title(f"{name}\n{n_eff:.1f} keys; [CLS] {float(row[0]):.2f}",
+                         size=SMALL - 1)  # fmt: skip
+    fig.colorbar(im, ax=list(axes[:, 1:].flat), label="weight of the query patch",
+                 shrink=0.8)  # fmt: skip
+    return fig
