@@ -33,9 +33,10 @@ GPU memory hierarchy); their shared drawing primitives are private
 ``selfattn.lab.diagrams.qkv_pipeline``.
 """
 
-from selfattn.lab.diagrams.addressing import encoder_decoder, key_value_memory
+from selfattn.lab.diagrams.addressing import encoder_decoder
 from selfattn.lab.diagrams.favourites import favourite_keys, favourite_stats
 from selfattn.lab.diagrams.heads import multi_head_flow
+from selfattn.lab.diagrams.kv_memory import key_value_memory
 from selfattn.lab.diagrams.lsh import lsh_buckets
 from selfattn.lab.diagrams.memory import MemoryLevel, memory_hierarchy
 from selfattn.lab.diagrams.paths import connectivity
