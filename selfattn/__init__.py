@@ -31,12 +31,14 @@ Conventions:
 
 Modules, in teaching order: ``reference`` (numpy oracle, column and row
 conventions), ``scoring``, ``attention``, ``masks``, ``modules``,
-``positional``, ``graph``, ``vision``, ``complexity`` (Table 1's counts),
-``efficient``. The library depends on torch and numpy only. The course's
-bench (figures, diagrams, training, data, seeds, notebook glue, measuring)
-is the subpackage :mod:`selfattn.lab`, which the library never imports; its
-extra dependencies come with ``pip install "selfattn[lab]"``. Submodules load
-on first use: ``selfattn.positional`` works after ``import selfattn``.
+``positional``, ``graph``, ``vision``, ``convolution``, ``complexity`` and
+``paths`` (Table 1's counts), ``efficient``, ``transformer`` (the encoder and
+decoder blocks), ``seq2seq`` (the models made of them). The library depends
+on torch and numpy only. The course's bench (figures, diagrams, training,
+data, seeds, notebook glue, measuring) is the subpackage :mod:`selfattn.lab`,
+which the library never imports; its extra dependencies come with
+``pip install "selfattn[lab]"``. Submodules load on first use:
+``selfattn.positional`` works after ``import selfattn``.
 """
 
 from __future__ import annotations
@@ -49,7 +51,7 @@ from selfattn.attention import (
     scaled_dot_product_attention,
 )
 from selfattn.masks import causal_mask, graph_mask, length_mask, window_mask
-from selfattn.modules import MultiHeadAttention, SelfAttention, TransformerEncoderBlock
+from selfattn.modules import MultiHeadAttention, SelfAttention
 from selfattn.scoring import (
     AdditiveScore,
     BilinearScore,
@@ -57,6 +59,7 @@ from selfattn.scoring import (
     dot_score,
     scaled_dot_score,
 )
+from selfattn.transformer import TransformerEncoderBlock
 
 __version__ = "1.0.0"
 
@@ -69,8 +72,12 @@ _SUBMODULES = (
     "positional",
     "graph",
     "vision",
+    "convolution",
     "complexity",
+    "paths",
     "efficient",
+    "transformer",
+    "seq2seq",
     "lab",
 )
 

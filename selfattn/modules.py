@@ -1,4 +1,4 @@
-r"""Attention layers as ``nn.Module``: one head, many heads, an encoder block.
+r"""Attention layers as ``nn.Module``: one head, many heads.
 
 Thin wrappers around :func:`selfattn.attention.scaled_dot_product_attention`.
 Modules keep no side outputs: ``module(x)`` returns the output only (so
@@ -20,7 +20,7 @@ from selfattn._checks import check_mask, check_tensor, shape_str
 from selfattn._params import init_from
 from selfattn.attention import attend, scaled_dot_product_attention
 
-__all__ = ["SelfAttention", "MultiHeadAttention", "TransformerEncoderBlock"]
+__all__ = ["SelfAttention", "MultiHeadAttention"]
 
 
 def _check_input(name: str, x: Tensor, width: int) -> None:
@@ -267,7 +267,9 @@ class MultiHeadAttention(nn.Module):
                 "embed_dim, add_bias_kv=False and add_zero_attn=False"
             )
         bias = module.in_proj_bias is not None
+        W = module.in_proj_weight
         new = cls(module.embed_dim, module.num_heads, bias=bias)
+        new = new.to(device=W.device, dtype=W.dtype)  # copy in W's precision
         W_q, W_k, W_v = module.in_proj_weight.detach().chunk(3, dim=0)
         with torch.no_grad():
             for lin, W in ((new.W_q, W_q), (new.W_k, W_k), (new.W_v, W_v)):
@@ -278,64 +280,4 @@ class MultiHeadAttention(nn.Module):
                 for lin, b in ((new.W_q, b_q), (new.W_k, b_k), (new.W_v, b_v)):
                     lin.bias.copy_(b)
                 new.W_o.bias.copy_(module.out_proj.bias)
-        W = module.in_proj_weight
-        return new.to(device=W.device, dtype=W.dtype)
-
-
-class TransformerEncoderBlock(nn.Module):
-    r"""A pre-norm Transformer encoder block (Vaswani et al., 2017; Ba et al., 2016).
-
-    .. math::
-        h = x + \operatorname{MHA}(\operatorname{LN}(x)),\qquad
-        y = h + \operatorname{FFN}(\operatorname{LN}(h))
-
-    Taught in :doc:`/notebooks/sequence-labelling`.
-
-    Args:
-        embed_dim: ``D``; num_heads: ``H``; ff_dim: hidden width of the
-            feed-forward network (default ``4 D``); dropout: after attention and FFN.
-        generator: draws the initial weights (PyTorch's default
-            distribution); None = torch's global generator. Dropout masks
-            still come from the global generator.
-
-    Examples:
-        >>> block = TransformerEncoderBlock(8, 2, generator=torch.Generator())
-        >>> block(torch.randn(3, 5, 8)).shape
-        torch.Size([3, 5, 8])
-    """
-
-    def __init__(
-        self,
-        embed_dim: int,
-        num_heads: int,
-        ff_dim: int | None = None,
-        dropout: float = 0.0,
-        *,
-        generator: torch.Generator | None = None,
-    ):
-        super().__init__()
-        with init_from(self, generator):
-            ff_dim = 4 * embed_dim if ff_dim is None else ff_dim
-            self.norm1 = nn.LayerNorm(embed_dim)
-            self.attn = MultiHeadAttention(embed_dim, num_heads)
-            self.norm2 = nn.LayerNorm(embed_dim)
-            self.ffn = nn.Sequential(
-                nn.Linear(embed_dim, ff_dim), nn.GELU(), nn.Linear(ff_dim, embed_dim)
-            )
-            self.drop = nn.Dropout(dropout)
-
-    def forward(
-        self, x: Tensor, mask: Tensor | None = None, *, causal: bool = False
-    ) -> Tensor:
-        """x ``(B, T, D)`` -> ``(B, T, D)``; ``mask`` and ``causal`` as in
-        :class:`MultiHeadAttention`."""
-        a = self.attn(self.norm1(x), mask=mask, causal=causal)  # (B, T, D)
-        h = x + self.drop(a)  # (B, T, D)
-        return h + self.drop(self.ffn(self.norm2(h)))  # (B, T, D)
-
-    def attention_weights(
-        self, x: Tensor, mask: Tensor | None = None, *, causal: bool = False
-    ) -> Tensor:
-        """The weights ``(B, H, T, T)`` of the block's attention in ``self(x)``:
-        those of ``self.attn`` on the normalised input ``LN(x)``."""
-        return self.attn.attention_weights(self.norm1(x), mask=mask, causal=causal)
+        return new

@@ -19,8 +19,8 @@ from torch import Tensor, nn
 
 from selfattn._checks import check_images, shape_str
 from selfattn._params import init_from
-from selfattn.modules import TransformerEncoderBlock
 from selfattn.positional import LearnedPositionalEmbedding
+from selfattn.transformer import TransformerEncoderBlock
 
 __all__ = [
     "patchify",
@@ -84,7 +84,7 @@ class ViT(nn.Module):
         depth: the number of encoder blocks.
         num_heads: the number of heads per block.
         ff_dim: the hidden width of the blocks' FFN, default ``4 D`` (as
-            :class:`~selfattn.modules.TransformerEncoderBlock`).
+            :class:`~selfattn.transformer.TransformerEncoderBlock`).
         dropout: dropout rate in the blocks.
         pool: ``"cls"`` classifies the class token's output, as in the
             paper. ``"mean"`` classifies the average of the patch outputs,

@@ -187,12 +187,9 @@ def test_performer_draws_the_same_features_in_every_dtype():
 
 def _modules():
     from selfattn.graph import GAT, GraphAttentionLayer
-    from selfattn.modules import (
-        MultiHeadAttention,
-        SelfAttention,
-        TransformerEncoderBlock,
-    )
+    from selfattn.modules import MultiHeadAttention, SelfAttention
     from selfattn.scoring import AdditiveScore, BilinearScore
+    from selfattn.transformer import TransformerEncoderBlock
 
     def g(seed):
         return torch.Generator().manual_seed(seed)

@@ -1,0 +1,70 @@
+r"""The Transformer's encoder block: self-attention and a feed-forward network."""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor, nn
+
+from selfattn._params import init_from
+from selfattn.modules import MultiHeadAttention
+
+__all__ = ["TransformerEncoderBlock"]
+
+
+class TransformerEncoderBlock(nn.Module):
+    r"""A pre-norm Transformer encoder block (Vaswani et al., 2017; Ba et al., 2016).
+
+    .. math::
+        h = x + \operatorname{MHA}(\operatorname{LN}(x)),\qquad
+        y = h + \operatorname{FFN}(\operatorname{LN}(h))
+
+    Taught in :doc:`/notebooks/sequence-labelling`.
+
+    Args:
+        embed_dim: ``D``; num_heads: ``H``; ff_dim: hidden width of the
+            feed-forward network (default ``4 D``); dropout: after attention and FFN.
+        generator: draws the initial weights (PyTorch's default
+            distribution); None = torch's global generator. Dropout masks
+            still come from the global generator.
+
+    Examples:
+        >>> block = TransformerEncoderBlock(8, 2, generator=torch.Generator())
+        >>> block(torch.randn(3, 5, 8)).shape
+        torch.Size([3, 5, 8])
+    """
+
+    def __init__(
+        self,
+        embed_dim: int,
+        num_heads: int,
+        ff_dim: int | None = None,
+        dropout: float = 0.0,
+        *,
+        generator: torch.Generator | None = None,
+    ):
+        super().__init__()
+        with init_from(self, generator):
+            ff_dim = 4 * embed_dim if ff_dim is None else ff_dim
+            self.norm1 = nn.LayerNorm(embed_dim)
+            self.attn = MultiHeadAttention(embed_dim, num_heads)
+            self.norm2 = nn.LayerNorm(embed_dim)
+            self.ffn = nn.Sequential(
+                nn.Linear(embed_dim, ff_dim), nn.GELU(), nn.Linear(ff_dim, embed_dim)
+            )
+            self.drop = nn.Dropout(dropout)
+
+    def forward(
+        self, x: Tensor, mask: Tensor | None = None, *, causal: bool = False
+    ) -> Tensor:
+        """x ``(B, T, D)`` -> ``(B, T, D)``; ``mask`` and ``causal`` as in
+        :class:`MultiHeadAttention`."""
+        a = self.attn(self.norm1(x), mask=mask, causal=causal)  # (B, T, D)
+        h = x + self.drop(a)  # (B, T, D)
+        return h + self.drop(self.ffn(self.norm2(h)))  # (B, T, D)
+
+    def attention_weights(
+        self, x: Tensor, mask: Tensor | None = None, *, causal: bool = False
+    ) -> Tensor:
+        """The weights ``(B, H, T, T)`` of the block's attention in ``self(x)``:
+        those of ``self.attn`` on the normalised input ``LN(x)``."""
+        return self.attn.attention_weights(self.norm1(x), mask=mask, causal=causal)
