@@ -126,5 +126,8 @@ def test_every_library_function_teaches_by_example(name, obj):
     doc = inspect.getdoc(obj) or ""
     chapters = re.findall(r":doc:`/notebooks/([\w-]+)`", doc)
     assert "Taught in" in doc and chapters, f"{name}: no 'Taught in :doc:...' line"
-    assert set(chapters) <= NOTEBOOKS, f"{name} links to {set(chapters) - NOTEBOOKS}"
+    if NOTEBOOKS:  # a copy of the package without the chapters (mutmut's) skips this
+        assert set(chapters) <= NOTEBOOKS, (
+            f"{name} links to {set(chapters) - NOTEBOOKS}"
+        )
     assert "Examples:" in doc and ">>>" in doc, f"{name}: no Examples block"

@@ -12,6 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import selfattn
 
 ROOT = Path(selfattn.__file__).parent
@@ -134,6 +136,7 @@ def test_the_library_never_names_the_bench():
         assert not bad, f"{module} imports {bad}"
 
 
+@pytest.mark.skipif(ROOT.parent.name == "mutants", reason="mutmut's copy adds code")
 def test_no_module_is_longer_than_300_lines():
     long = {
         str(p.relative_to(ROOT.parent)): n
