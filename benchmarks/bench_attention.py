@@ -47,8 +47,8 @@ sys.path.insert(0, str(ROOT))  # run from a checkout without installing
 
 from selfattn.attention import attend  # noqa: E402  (the modules' fast path)
 from selfattn.complexity import loglog_slope  # noqa: E402
-from selfattn.lab.measure import peak_memory_bytes  # noqa: E402
 from selfattn.efficient import chunked_attention, linear_attention  # noqa: E402
+from selfattn.lab.measure import peak_memory_bytes  # noqa: E402
 
 B, H, D_HEAD = 1, 8, 64
 MiB = 2**20

@@ -184,10 +184,11 @@ PLANTED = [
     ("start = time.perf_counter()\nf()\nwall = time.perf_counter() - start", 0),
     ("checks = {'faster': ratio > 2}\nassert all(checks.values())", 1),
     ("checks = {'exact': err < 1e-6}\nassert all(checks.values())", 0),
-    ("times = []\nfor n in ns:\n    times.append(cpu_time(f, n))\nassert times[0] < 1", 1),
+    ("times = []\nfor n in ns:\n    times.append(cpu_time(f, n))\n"
+     "assert times[0] < 1", 1),
     ("slopes = {k: loglog_slope(Ts, t) for k, t in cpu_times(c)}\n"
-     "assert slopes['a'] > 1", 1),  # fmt: skip
-]
+     "assert slopes['a'] > 1", 1),
+]  # fmt: skip
 
 
 def test_the_timing_rule_catches_what_it_is_for():

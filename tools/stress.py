@@ -77,10 +77,13 @@ def main(argv: list[str] | None = None) -> int:
         for run in range(1, args.runs + 1):
             for path in chapters:
                 ok, seconds, tail = run_once(path)
-                results[path.stem].append({"run": run, "passed": ok,
-                                           "seconds": round(seconds, 1)})  # fmt: skip
-                print(f"run {run:2d} {path.stem:32s} "
-                      f"{'pass' if ok else 'FAIL'} {seconds:6.0f} s", flush=True)  # fmt: skip
+                record = {"run": run, "passed": ok, "seconds": round(seconds, 1)}
+                results[path.stem].append(record)
+                verdict = "pass" if ok else "FAIL"
+                print(
+                    f"run {run:2d} {path.stem:32s} {verdict} {seconds:6.0f} s",
+                    flush=True,
+                )
                 if not ok:
                     print(tail, flush=True)
     finally:
@@ -92,8 +95,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{name:32s} {n_ok:3d} / {len(rows)}  ({100 * n_ok / len(rows):.0f} %)")
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(
-        json.dumps({"runs": args.runs, "load": args.load, "results": results},
-                   indent=1) + "\n"  # fmt: skip
+        json.dumps({"runs": args.runs, "load": args.load, "results": results}, indent=1)
+        + "\n"  # fmt: skip
     )
     return 0 if all(r["passed"] for rows in results.values() for r in rows) else 1
 

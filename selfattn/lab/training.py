@@ -4,8 +4,8 @@
 per-epoch numbers. ``evaluate`` (which measures a model without changing it)
 and ``accuracy`` come from :mod:`selfattn.lab.evaluation` and are re-exported
 here, so a chapter imports its training tools from one place. Shuffling
-draws only from the ``torch.Generator`` you pass, so the same seed gives the same run, and
-nothing is printed unless you ask for a progress bar.
+draws only from the ``torch.Generator`` you pass, so the same seed gives the
+same run, and nothing is printed unless you ask for a progress bar.
 
 Data are a tuple of tensors ``(X, y, *extra)`` sharing their first
 dimension (one row per example), or a ``torch.utils.data.Dataset`` whose items
