@@ -161,11 +161,3 @@ class ViT(nn.Module):
             weights.append(block.attention_weights(z))  # (B, heads, N + 1, N + 1)
             z = block(z)  # (B, N + 1, D)
         return weights
-
-
-# The images chapter imports these from here (until its import line moves).
-from selfattn.convolution import (  # noqa: E402, F401
-    conv2d_as_attention,
-    kernel_offsets,
-    relative_position_mask,
-)

@@ -20,16 +20,25 @@ The only numbers not computed here are the memory sizes and bandwidths of
 ``MEMORY_HIERARCHY``.
 
 Modules, in teaching order: :mod:`~selfattn.lab.diagrams.addressing` (the
-encoder–decoder and the key–value memory),
-:mod:`~selfattn.lab.diagrams.pipeline` (the
-single-head pipeline), :mod:`~selfattn.lab.diagrams.heads` (multi-head),
+encoder–decoder with a context per step),
+:mod:`~selfattn.lab.diagrams.kv_memory` (attention as a soft key–value
+lookup), :mod:`~selfattn.lab.diagrams.pipeline` (the single-head pipeline),
+:mod:`~selfattn.lab.diagrams.products` (the score matrix as a product),
+:mod:`~selfattn.lab.diagrams.heads` (multi-head),
+:mod:`~selfattn.lab.diagrams.rotation` (a fixed offset of the sinusoidal
+encoding is a rotation),
 :mod:`~selfattn.lab.diagrams.paths` (what convolution, recurrence and
-self-attention connect), :mod:`~selfattn.lab.diagrams.tiling`
-(the truncated band, the tiles of the online softmax),
-:mod:`~selfattn.lab.diagrams.lsh` (Reformer's buckets; the hashing itself is
-:func:`selfattn.efficient.angular_lsh`), :mod:`~selfattn.lab.diagrams.memory` (the
-GPU memory hierarchy); their shared drawing primitives are private
-(``_draw``). Every figure is re-exported here:
+self-attention connect), :mod:`~selfattn.lab.diagrams.receptive` (receptive
+fields of stacked layers), :mod:`~selfattn.lab.diagrams.taggers` (what a
+window tagger and a self-attention tagger read),
+:mod:`~selfattn.lab.diagrams.tiling` (the truncated band, the tiles of the
+online softmax), :mod:`~selfattn.lab.diagrams.vit` (the Vision Transformer's
+pipeline and a trained ViT's attention over the patches),
+:mod:`~selfattn.lab.diagrams.favourites` (static against dynamic attention:
+each query's favourite key), :mod:`~selfattn.lab.diagrams.lsh` (Reformer's
+buckets; the hashing itself is :func:`selfattn.efficient.angular_lsh`),
+:mod:`~selfattn.lab.diagrams.memory` (the GPU memory hierarchy); their shared
+drawing primitives are private (``_draw``). Every figure is re-exported here:
 ``selfattn.lab.diagrams.qkv_pipeline``.
 """
 
