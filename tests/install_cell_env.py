@@ -1,4 +1,4 @@
-"""A Colab-like Python for the install cell's tests (tests/test_repository.py,
+"""A Colab-like Python for the install cell's tests (tests/course/test_repository.py,
 tests/editions/test_install_cell.py).
 
 Colab has its packages preinstalled in a site directory of its own (torch,

@@ -11,7 +11,7 @@ The URL lives in ``_config.yml`` (``repository.url``: the book's repository,
 launch and issue buttons). A notebook opened in Colab cannot read that file,
 so the first cell of every notebook (the install cell, tagged ``remove-cell``)
 carries the URL, and ``book/how-to-run.md`` shows that cell. Those copies are
-written by this tool and checked by ``tests/test_repository.py``; nobody edits
+written by this tool and checked by ``tests/course/test_repository.py``; nobody edits
 them by hand.
 
 The install cell installs the released package ``selfattn[lab]`` (from PyPI or

@@ -20,7 +20,7 @@ for it; add it as an EXTRA, e.g.
 (the extras already vendored are kept).
 
 The folder is rewritten: the files, MathJax's LICENSE (Apache-2.0), and
-SHA256SUMS, which ``tests/test_mathjax.py`` checks the copy against.
+SHA256SUMS, which ``tests/course/test_mathjax.py`` checks the copy against.
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import yaml
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 EN = ROOT / "book" / "how-to-run.md"
 ZH = ROOT / "book" / "how-to-run-zh.md"
 KINDS = ("colab", "linux", "macos", "windows", "offline", "china", "binder", "authors")

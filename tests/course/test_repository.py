@@ -29,7 +29,7 @@ from install_cell_env import (
     where_and_version,
 )
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 spec = importlib.util.spec_from_file_location(
     "repository", ROOT / "tools" / "repository.py"
 )

@@ -9,7 +9,7 @@
 2. A check printed as a boolean is also asserted (a printed ``False`` would
    pass the seed passes, which compare no output).
 3. A number in a figure's caption or alt text does not come from a run: it
-   is glued, or listed with its reason in ``tests/caption_numbers.toml``.
+   is glued, or listed with its reason in ``tests/course/caption_numbers.toml``.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 
 # --- 1. measured time ---------------------------------------------------------
@@ -254,7 +254,7 @@ def test_the_boolean_rule_fires():
 
 # --- 3. numbers in captions and alt texts ------------------------------------------
 
-ALLOWED = tomllib.loads((ROOT / "tests" / "caption_numbers.toml").read_text())
+ALLOWED = tomllib.loads((ROOT / "tests" / "course" / "caption_numbers.toml").read_text())
 NUMBER = re.compile(r"(?<![\w.^_{])-?\d+(?:[.,]\d+)*(?:\.\d+)?%?")
 
 
@@ -293,7 +293,7 @@ def test_every_number_in_a_caption_is_glued_or_allowed(path):
                 problems.append(f"{name}: {number}")
     assert not problems, (
         f"{path.name}: numbers in captions or alt texts that are neither glued nor "
-        "listed with a reason in tests/caption_numbers.toml: " + ", ".join(problems)
+        "listed with a reason in tests/course/caption_numbers.toml: " + ", ".join(problems)
     )
 
 

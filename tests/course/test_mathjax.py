@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 MATHJAX = ROOT / "book" / "_static" / "mathjax"
 
 spec = importlib.util.spec_from_file_location(

@@ -24,7 +24,7 @@ try:
 except ModuleNotFoundError:  # Python 3.10
     from pip._vendor import tomli as tomllib
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CONDA_NAMES = {"pytorch": "torch", "python-build": "build"}  # conda -> PyPI name
 LEARNER = ("dependencies", "lab")  # the library and its extra lab
 

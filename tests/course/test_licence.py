@@ -19,7 +19,7 @@ from pathlib import Path
 
 import yaml
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CC_URL = "https://creativecommons.org/licenses/by-sa/4.0/"
 MIT_URL = "https://opensource.org/license/mit"
 # sha256 of the official legal code, creativecommons.org/licenses/by-sa/4.0/
