@@ -61,7 +61,7 @@ from selfattn.scoring import (
 )
 from selfattn.transformer import TransformerEncoderBlock
 
-__version__ = "1.0.0"
+__version__ = "2.0.0"
 
 _SUBMODULES = (
     "reference",

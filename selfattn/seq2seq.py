@@ -124,7 +124,10 @@ class EncoderDecoderTransformer(nn.Module):
             self.head = nn.Linear(D, tgt_vocab)
 
     def reset_parameters_from(self, generator: torch.Generator | None) -> None:
-        """Draw the embeddings again (N(0, 1)); :func:`init_from` calls it."""
+        """Draw the embeddings again (N(0, 1)).
+
+        ``selfattn._params.init_from`` calls it.
+        """
         _draw_embeddings_and_grus(self, generator)
 
     def source_mask(self, src: Tensor) -> Tensor:

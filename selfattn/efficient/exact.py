@@ -90,7 +90,7 @@ def chunked_attention(
     r"""Exact attention block by block with an online softmax: no ``(T_q, T_k)`` matrix.
 
     Each block of ``B_q`` queries visits the key blocks of ``B_k`` keys in
-    turn (:func:`selfattn.efficient._blocks.tiles`), keeping for every query
+    turn (``selfattn.efficient._blocks.tiles``), keeping for every query
     a running max :math:`m`, denominator :math:`\ell` and numerator :math:`a`
     (Milakov & Gimelshein, 2018; Rabe & Staats, 2021; Dao et al., 2022)::
 

@@ -5,7 +5,8 @@ the target, **cross-attention** (queries from the target, keys and values from
 the encoder's output, the *memory*) and a feed-forward network, pre-norm like
 :class:`selfattn.transformer.TransformerEncoderBlock` and PyTorch's
 ``TransformerDecoderLayer(norm_first=True)``. Without cross-attention it is
-the block of a decoder-only (GPT-style) model. :meth:`~TransformerDecoderBlock.step`
+the block of a decoder-only (GPT-style) model.
+:meth:`~selfattn.transformer.TransformerDecoderBlock.step`
 decodes one position at a time with a :class:`KVCache` and gives the outputs
 of the block run on the whole prefix. Shapes: target ``x`` ``(B, T_q, D)``,
 memory ``(B, T_k, D)``, per-head keys and values ``(B, H, T, d_k)``.

@@ -57,7 +57,7 @@ class TransformerEncoderBlock(nn.Module):
         self, x: Tensor, mask: Tensor | None = None, *, causal: bool = False
     ) -> Tensor:
         """x ``(B, T, D)`` -> ``(B, T, D)``; ``mask`` and ``causal`` as in
-        :class:`MultiHeadAttention`."""
+        :class:`~selfattn.modules.MultiHeadAttention`."""
         a = self.attn(self.norm1(x), mask=mask, causal=causal)  # (B, T, D)
         h = x + self.drop(a)  # (B, T, D)
         return h + self.drop(self.ffn(self.norm2(h)))  # (B, T, D)

@@ -254,7 +254,8 @@ def test_the_boolean_rule_fires():
 
 # --- 3. numbers in captions and alt texts ------------------------------------------
 
-ALLOWED = tomllib.loads((ROOT / "tests" / "course" / "caption_numbers.toml").read_text())
+CAPTION_NUMBERS = ROOT / "tests" / "course" / "caption_numbers.toml"
+ALLOWED = tomllib.loads(CAPTION_NUMBERS.read_text())
 NUMBER = re.compile(r"(?<![\w.^_{])-?\d+(?:[.,]\d+)*(?:\.\d+)?%?")
 
 
@@ -293,7 +294,8 @@ def test_every_number_in_a_caption_is_glued_or_allowed(path):
                 problems.append(f"{name}: {number}")
     assert not problems, (
         f"{path.name}: numbers in captions or alt texts that are neither glued nor "
-        "listed with a reason in tests/course/caption_numbers.toml: " + ", ".join(problems)
+        "listed with a reason in tests/course/caption_numbers.toml: "
+        + ", ".join(problems)
     )
 
 

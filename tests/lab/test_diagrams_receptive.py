@@ -17,7 +17,7 @@ from torch import nn  # noqa: E402
 
 from selfattn.lab import diagrams  # noqa: E402
 from selfattn.lab.diagrams import receptive_fields  # noqa: E402
-from selfattn.lab.diagrams.receptive import layer_reads, receptive_field  # noqa: E402
+from selfattn.lab.diagrams.receptive import conv_reads, receptive_field  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
@@ -47,10 +47,10 @@ def test_exported_in_teaching_order():
 
 
 def test_layer_reads_is_a_centred_dilated_window():
-    assert layer_reads(7, 3, 1)[3] == [2, 3, 4]
-    assert layer_reads(7, 3, 2)[3] == [1, 3, 5]
-    assert layer_reads(7, 3, 3)[0] == [0, 3]  # zero padding: no tap at -3
-    assert layer_reads(9, 5, 1)[0] == [0, 1, 2]
+    assert conv_reads(7, 3, 1)[3] == [2, 3, 4]
+    assert conv_reads(7, 3, 2)[3] == [1, 3, 5]
+    assert conv_reads(7, 3, 3)[0] == [0, 3]  # zero padding: no tap at -3
+    assert conv_reads(9, 5, 1)[0] == [0, 1, 2]
 
 
 @pytest.mark.parametrize("k", [3, 5])

@@ -131,3 +131,14 @@ def test_every_library_function_teaches_by_example(name, obj):
             f"{name} links to {set(chapters) - NOTEBOOKS}"
         )
     assert "Examples:" in doc and ">>>" in doc, f"{name}: no Examples block"
+
+
+def test_the_version_is_the_one_pyproject_releases() -> None:
+    """``selfattn.__version__`` said 1.0.0 while pyproject.toml said 2.0.0."""
+    import tomllib
+
+    pyproject = Path(__file__).resolve().parents[2] / "pyproject.toml"
+    if not pyproject.exists():  # the copy of make mutation holds the package only
+        pytest.skip("no pyproject.toml beside the package")
+    release = tomllib.loads(pyproject.read_text())["project"]["version"]
+    assert selfattn.__version__ == release

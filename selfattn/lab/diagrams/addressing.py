@@ -1,12 +1,13 @@
 r"""The encoder–decoder with and without attention, drawn from the library's weights.
 
-* :func:`encoder_decoder`: an encoder–decoder without attention (one fixed
-  code :math:`C` for every output step) beside one with attention (a context
+* :func:`~selfattn.lab.diagrams.encoder_decoder`: an encoder–decoder without
+  attention (one fixed code :math:`C` for every output step) beside one with
+  attention (a context
   :math:`C_i = \sum_j \alpha'_{i,j} h_j` per step, Bahdanau et al., 2015). The
   line widths are the weights :math:`\alpha'_{i,j}`, computed by
   :func:`selfattn.attention.scaled_dot_product_attention` (or passed in, e.g.
   from a trained model).
-* :func:`selfattn.lab.diagrams.kv_memory.key_value_memory`, the key–value
+* :func:`selfattn.lab.diagrams.key_value_memory`, the key–value
   memory, is drawn with the same boxes and arrows.
 
 Every weight arrow carries a ``gid`` (``"weight i j"`` and ``"weight j"``) so

@@ -43,16 +43,16 @@ def _weights(name: str, w: Any) -> np.ndarray:
 
 
 def favourite_stats(weights: Any, targets: Sequence[int] | None = None) -> dict:
-    """What :func:`favourite_keys` writes in a panel's title.
+    """What :func:`~selfattn.lab.diagrams.favourite_keys` writes in a panel's title.
 
     Args:
         weights: ``(T_q, T_k)``; row ``i`` is query ``i``'s weights.
         targets: the key each query should pick, or None.
 
     Returns:
-        ``{"favourites": argmax of each row, "distinct": how many different
-        favourites, "on_target": how many queries' favourite is their target
-        (None without targets)}``.
+        A dict with three keys. ``"favourites"``: the argmax of each row;
+        ``"distinct"``: how many different favourites; ``"on_target"``: how
+        many queries' favourite is their target (None without targets).
     """
     w = _weights("weights", weights)
     fav = w.argmax(axis=1)
@@ -81,7 +81,7 @@ def favourite_keys(
         xlabel, ylabel: the axis labels.
 
     Returns:
-        The figure: ``fig.axes[p]`` is panel ``p`` (its ``images[0]`` holds the
+        The figure, whose ``fig.axes[p]`` is panel ``p`` (its ``images[0]`` holds the
         weights), the colour bar comes last. Each title gives the number of
         distinct favourites and, with ``targets``, how many are on target.
     """

@@ -1,6 +1,6 @@
 r"""Soft addressing of a key–value memory, drawn with the library's numbers.
 
-:func:`key_value_memory` draws the query, every key, its score
+:func:`~selfattn.lab.diagrams.key_value_memory` draws the query, every key, its score
 :math:`\alpha_j = s(q, k_j)`, its weight :math:`\alpha'_j` and value, and the
 output :math:`\sum_j \alpha'_j v_j`. Every printed number and every width is
 what :func:`~selfattn.attention.scaled_dot_product_attention` returns for the

@@ -16,7 +16,8 @@ from selfattn.lab.diagrams._draw import BLACK, FONT, GREY, SKY, SMALL, _canvas, 
 
 
 class MemoryLevel(NamedTuple):
-    """One level of the memory hierarchy in :data:`MEMORY_HIERARCHY`."""
+    """One level of the memory hierarchy in
+    :data:`~selfattn.lab.diagrams.memory.MEMORY_HIERARCHY`."""
 
     name: str
     bandwidth: float  # bytes per second
@@ -38,7 +39,8 @@ MEMORY_HIERARCHY = (
 def memory_hierarchy() -> Figure:
     """Draw the GPU memory hierarchy and what FlashAttention keeps at each level.
 
-    A pyramid of the levels of :data:`MEMORY_HIERARCHY` (Dao et al., 2022,
+    A pyramid of the levels of :data:`~selfattn.lab.diagrams.memory.MEMORY_HIERARCHY`
+    (Dao et al., 2022,
     Fig. 1 left: on-chip SRAM, the GPU's high-bandwidth memory HBM, the
     CPU's DRAM) with their bandwidths and sizes, the bandwidth ratios of
     neighbouring levels, and beside each level what FlashAttention keeps

@@ -1,6 +1,7 @@
 """Convolution, recurrence and self-attention: a figure of their connectivity.
 
-:func:`connectivity` draws which inputs one layer connects to each output,
+:func:`~selfattn.lab.diagrams.connectivity` draws which inputs one layer connects to
+each output,
 with the maximum path length and the number of sequential operations that
 :func:`selfattn.paths.path_lengths` and
 :func:`selfattn.paths.sequential_depth` compute (Vaswani et al., 2017,
@@ -33,7 +34,8 @@ def connectivity(*, T: int = 8, kernel: int = 3) -> Figure:
     Inputs are the bottom row of nodes, outputs the top row (for the
     recurrence, the chain of hidden states); the edges into one output are
     highlighted. Under each panel: the maximum path length between two
-    positions (from :func:`path_lengths`, a breadth-first search) and the
+    positions (from :func:`~selfattn.paths.path_lengths`, a breadth-first search) and
+    the
     number of sequential operations of one layer (the longest chain of
     outputs that wait for each other), with the orders of Vaswani et al.
     (2017), Table 1 and sec. 4: :math:`O(n/k)` and :math:`O(1)` for a

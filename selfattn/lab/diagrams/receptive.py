@@ -1,6 +1,7 @@
 r"""Stacked 1-D convolutions: what one output sees, contiguous against dilated.
 
-:func:`receptive_fields` draws a stack of convolutions twice, once with
+:func:`~selfattn.lab.diagrams.receptive_fields` draws a stack of convolutions twice,
+once with
 contiguous kernels (dilation 1 in every layer) and once with dilated ones
 (dilation :math:`1, k, k^2, \dots`, as in WaveNet), and highlights every
 node and edge that carries a signal into one output: its receptive field,
@@ -8,7 +9,7 @@ node and edge that carries a signal into one output: its receptive field,
 :math:`k^L` for dilated ones (Vaswani et al., 2017, sec. 4 and Table 1).
 Which node reads which is not typed: each layer is a ``torch.nn.Conv1d``
 with all weights 1, applied to the rows of an identity matrix, so the
-drawing shows what PyTorch's convolution connects (:func:`layer_reads`).
+drawing shows what PyTorch's convolution connects (``conv_reads``).
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from selfattn.lab.diagrams._draw import (
 )
 
 
-def layer_reads(T: int, kernel: int, dilation: int) -> list[list[int]]:
+def conv_reads(T: int, kernel: int, dilation: int) -> list[list[int]]:
     """Which inputs each output of one padded convolution reads.
 
     The layer is ``nn.Conv1d(1, 1, kernel, dilation=dilation,
@@ -47,7 +48,7 @@ def layer_reads(T: int, kernel: int, dilation: int) -> list[list[int]]:
         ``reads[i]``, the input positions output ``i`` reads, ascending.
 
     Examples:
-        >>> layer_reads(5, 3, 2)[2]
+        >>> conv_reads(5, 3, 2)[2]
         [0, 2, 4]
     """
     T, kernel = _check_int("T", T), _check_int("kernel", kernel)
@@ -99,7 +100,7 @@ def receptive_field(
         raise ValueError(f"out must be a position below T={T}, got out={out}")
     hot = [[out]]
     for dil in reversed(_dilations(kernel, layers, dilated)):
-        reads = layer_reads(T, kernel, dil)
+        reads = conv_reads(T, kernel, dil)
         hot.insert(0, sorted({j for i in hot[0] for j in reads[i]}))
     return hot
 
@@ -115,7 +116,7 @@ def receptive_fields(
     of nodes is one level (input at the bottom); the nodes and edges that
     carry a signal into output ``out`` are highlighted, so the highlighted
     inputs are its receptive field, whose width each panel's title gives.
-    The connections are computed by :func:`layer_reads` from
+    The connections are computed by ``conv_reads`` from
     ``torch.nn.Conv1d``.
 
     Args:
@@ -137,7 +138,7 @@ def receptive_fields(
         dils = _dilations(kernel, layers, dilated)
         hot = receptive_field(T, kernel, layers, dilated=dilated, out=out)
         for level, dil in enumerate(dils):  # edges from level to level + 1
-            reads = layer_reads(T, kernel, dil)
+            reads = conv_reads(T, kernel, dil)
             for is_hot in (False, True):
                 edges = [
                     (j, level, i, level + 1)

@@ -1,6 +1,7 @@
 """What a tagger sees: the inputs that one output of each kind of tagger reads.
 
-:func:`tagger_reads` computes, from the library's masks, which input
+:func:`~selfattn.lab.diagrams.tagger_reads` computes, from the library's masks, which
+input
 positions of a padded sentence the output at each position can depend on,
 for the three taggers of :doc:`/notebooks/sequence-labelling`:
 
@@ -12,7 +13,8 @@ for the three taggers of :doc:`/notebooks/sequence-labelling`:
 * a self-attention tagger reads every real word of the sentence and none of
   the padding, :func:`selfattn.masks.length_mask`.
 
-:func:`tagger_views` draws the three for one word of one sentence.
+:func:`~selfattn.lab.diagrams.tagger_views` draws the three for one word of one
+sentence.
 """
 
 from __future__ import annotations
@@ -100,7 +102,8 @@ def tagger_views(
 ) -> Figure:
     """Draw which words each tagger reads to tag the word at ``position``.
 
-    Three panels, one per tagger of :func:`tagger_reads` (per-token, window
+    Three panels, one per tagger of :func:`~selfattn.lab.diagrams.tagger_reads`
+    (per-token, window
     of radius ``radius``, self-attention). In each, the sentence runs along
     the bottom, followed by ``pad`` padding positions; the words the output
     at ``position`` reads are filled and joined to it by an edge, the others

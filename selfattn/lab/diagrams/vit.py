@@ -7,7 +7,8 @@ each a grid of the shape that a forward pass of the given
 :func:`~selfattn.lab.diagrams.patch_attention` draws the attention of one
 query patch over the grid of patches, for several images and every head of a
 block, each panel titled with the number of patches it effectively attends
-to (:func:`effective_keys`): the receptive field that self-attention chooses,
+to (:func:`~selfattn.lab.diagrams.effective_keys`): the receptive field that
+self-attention chooses,
 image by image.
 """
 
@@ -87,7 +88,7 @@ def vit_pipeline(vit: torch.nn.Module, image: Tensor) -> Figure:
     the positions added, :math:`T = T_p + 1` tokens → the encoder blocks →
     the summary (the mean of the patch rows, or the class token's row, as
     ``vit.pool`` says) → LayerNorm and a linear head → the logits. Every
-    grid has the shape that :func:`vit_shapes` reads off ``vit`` on
+    grid has the shape that ``vit_shapes`` reads off ``vit`` on
     ``image``; the class token's row is coloured apart.
 
     Args:
@@ -206,7 +207,8 @@ def patch_attention(
     patch outlined, then one panel per entry of ``weights``: the query's
     weights over the patches, as a grid laid over the image's patch grid (the
     class token has no place on the grid; its weight is given in the panel's
-    title, after the effective number of keys of :func:`effective_keys`). A
+    title, after the effective number of keys of
+    :func:`~selfattn.lab.diagrams.effective_keys`). A
     dashed square marks the ``field x field`` block of patches around the
     query, what a convolution over the patches with that kernel would see.
 
