@@ -34,6 +34,27 @@ __all__ = ["MIN_FACTOR", "assert_faster", "cpu_time", "cpu_times", "peak_memory_
 
 MIN_FACTOR = 3.0  # the smallest gap a lesson may assert on a measured time
 
+# A timed span must be at least ten ticks of the CPU clock: on Linux and macOS
+# a tick is a nanosecond or a microsecond and one call is always enough; on
+# Windows the thread clock moves in steps of about 15.6 ms, so a call of a few
+# milliseconds would read 0 and is repeated until the span is long enough.
+_TICK = time.get_clock_info("thread_time").resolution
+_MIN_SPAN = 10 * _TICK
+
+
+def _per_call(fn: Callable[..., Any], args: tuple) -> float:
+    """CPU seconds of one call of ``fn(*args)``, over as many back-to-back calls
+    (1, 2, 4, ...) as the clock needs to resolve them."""
+    n = 1
+    while True:
+        start = time.thread_time()
+        for _ in range(n):
+            fn(*args)
+        span = time.thread_time() - start
+        if span >= _MIN_SPAN:
+            return span / n
+        n *= 2
+
 
 def cpu_time(fn: Callable[..., Any], *args: Any, repeats: int = 5) -> float:
     """Least CPU seconds of ``fn(*args)`` on the calling thread over a few runs.
@@ -43,6 +64,9 @@ def cpu_time(fn: Callable[..., Any], *args: Any, repeats: int = 5) -> float:
     time, so the smallest of a few runs is the steadiest estimate on a busy
     machine. One untimed warm-up call comes first. Meant for
     ``torch.set_num_threads(1)``: work done by other threads is not counted.
+    Where the clock is coarse (Windows: steps of about 15.6 ms), a short call
+    is repeated back to back until the clock resolves it, and the time per
+    call is returned.
 
     Args:
         fn: the function to time; args: its arguments.
@@ -60,9 +84,7 @@ def cpu_time(fn: Callable[..., Any], *args: Any, repeats: int = 5) -> float:
     fn(*args)
     best = math.inf
     for _ in range(repeats):
-        start = time.thread_time()
-        fn(*args)
-        best = min(best, time.thread_time() - start)
+        best = min(best, _per_call(fn, args))
     return best
 
 

@@ -170,3 +170,20 @@ def test_assert_faster_refuses_a_small_factor(factor):
 def test_assert_faster_rejects_non_positive_counts(name):
     with pytest.raises(ValueError, match=name):
         assert_faster(lambda: None, lambda: None, factor=3, **{name: 0})
+
+
+def test_a_coarse_clock_times_short_calls_over_several_calls(monkeypatch):
+    """Windows' thread clock moves in steps of about 15.6 ms: a call of 4 ms
+    would read 0. Simulated: a clock that ticks every 10 ms and a call that
+    advances it 4 ms."""
+    import selfattn.lab.measure as cx
+
+    now = [0.0]  # CPU seconds spent so far
+    monkeypatch.setattr(cx.time, "thread_time", lambda: 0.010 * (now[0] // 0.010))
+    monkeypatch.setattr(cx, "_MIN_SPAN", 10 * 0.010)
+
+    def call():
+        now[0] += 0.004
+
+    t = cx.cpu_time(call, repeats=2)
+    assert 0.0035 < t < 0.0045  # not 0: several calls per timed span
