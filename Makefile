@@ -137,7 +137,7 @@ lint: $(STAMP) ## ruff check and format check
 	$(BIN)/ruff format --check .
 
 # The library's tests, then every docstring's Examples block as a doctest.
-unit: $(STAMP) ## the library's and the bench's tests, and every docstring example
+unit: $(STAMP) ## the tests of the library, the bench and the course's rules, and every docstring example
 	env OMP_NUM_THREADS=1 $(BIN)/python -m pytest tests -q --ignore=tests/browser \
 	    --ignore=tests/editions
 	env OMP_NUM_THREADS=1 $(BIN)/python -m pytest selfattn -q --doctest-modules

@@ -5,7 +5,10 @@ Usage: python tools/execute_notebooks.py notebooks/a.ipynb [notebooks/b.ipynb ..
 Each notebook runs top to bottom in one fresh kernel (the current environment's
 Python), with the notebooks folder as working directory, exactly as nbval and
 the book build run it. Volatile metadata (execution timestamps) is dropped so
-diffs show only real changes. Prints how long each notebook took.
+diffs show only real changes, and the pieces of one printed line that the
+kernel flushed separately (under load, ``print("ok:", True)`` can arrive as
+"ok:" and " True") are joined, as the book and nbval join them. Prints how
+long each notebook took.
 """
 
 from __future__ import annotations
@@ -16,6 +19,23 @@ from pathlib import Path
 
 import nbformat
 from nbclient import NotebookClient
+
+
+def join_streams(outputs: list) -> list:
+    """Consecutive stream outputs of one stream (stdout, stderr), joined."""
+    joined: list = []
+    for out in outputs:
+        prev = joined[-1] if joined else None
+        if (
+            out.get("output_type") == "stream"
+            and prev is not None
+            and prev.get("output_type") == "stream"
+            and prev.get("name") == out.get("name")
+        ):
+            prev["text"] = prev["text"] + out["text"]
+        else:
+            joined.append(out)
+    return joined
 
 
 def execute(path: Path) -> float:
@@ -35,6 +55,8 @@ def execute(path: Path) -> float:
     elapsed = time.perf_counter() - start
     for cell in nb.cells:
         cell.metadata.pop("execution", None)
+        if cell.cell_type == "code":
+            cell.outputs = join_streams(cell.outputs)
     nb.metadata.pop("widgets", None)
     nbformat.write(nb, path)
     return elapsed

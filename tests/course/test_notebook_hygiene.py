@@ -169,3 +169,17 @@ def test_no_cell_ends_on_a_bare_glue_call(path):
         ):
             bare.append(i)
     assert not bare, f"code cells {bare} end on a bare glue(...) call"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_alt_text_sits_where_the_book_reads_it(path):
+    """MyST-NB reads a figure's alt text from ``metadata.mystnb.image.alt``
+    only; under a top-level ``image`` key the built page fell back to the
+    file name (four chapters did, until a review looked at the HTML)."""
+    misplaced = [
+        i for i, c in enumerate(_load(path)["cells"]) if "image" in c["metadata"]
+    ]
+    assert not misplaced, (
+        f"{path.name}: cells {misplaced} keep their alt text under metadata.image; "
+        "move it to metadata.mystnb.image"
+    )

@@ -276,8 +276,10 @@ def test_dispatched_path_against_the_numpy_reference(causal):
 
 
 def test_fully_masked_rows_do_not_reach_the_fused_kernel(monkeypatch):
-    """attention.py's guard in ``attend`` (the modules' fast path): PyTorch
-    < 2.5 returns NaN for a query with no key.
+    """attention.py's guard in ``attend`` (the modules' fast path): PyTorch's
+    kernels have not always agreed on a query with no key (NaN before 2.5 on
+    the CPU, below the floor; the backends differ), so the library never
+    hands them one.
 
     The fused kernel is replaced by one that does what old releases did; the
     library must not call it for such a mask, and must give zeros: in
