@@ -198,9 +198,9 @@ def table1(
         512
     """
     rows = [
-        ("Self-attention", "O(n^2 d)", "O(1)", "O(1)", "self_attention"),
-        ("Recurrent", "O(n d^2)", "O(n)", "O(n)", "recurrent"),
-        ("Convolutional", "O(k n d^2)", "O(1)", "O(n/k)", "convolutional"),
+        ("Self-attention", "O(n^2 d)", "O(1)", "O(1)", "self-attention"),
+        ("Recurrent", "O(n d^2)", "O(n)", "O(n)", "recurrence"),
+        ("Convolutional", "O(k n d^2)", "O(1)", "O(n/k)", "convolution"),
         ("Self-attention (restricted)", "O(r n d)", "O(1)", "O(n/r)", "restricted"),
     ]
     out = []
@@ -213,9 +213,9 @@ def table1(
         }
         if n is not None and d is not None:
             row["madds"] = {
-                "self_attention": lambda: self_attention_madds(n, d),
-                "recurrent": lambda: recurrent_madds(n, d),
-                "convolutional": lambda: convolution_madds(n, d, k),
+                "self-attention": lambda: self_attention_madds(n, d),
+                "recurrence": lambda: recurrent_madds(n, d),
+                "convolution": lambda: convolution_madds(n, d, k),
                 "restricted": lambda: restricted_self_attention_madds(n, d, r),
             }[kind]()
             row["sequential_ops"] = sequential_operations(kind, n)

@@ -27,7 +27,10 @@ __all__ = [
     "sequential_depth",
 ]
 
-KINDS = ("self_attention", "recurrent", "convolutional", "restricted")
+# One vocabulary: the layers of Table 1, restricted self-attention included
+# (KINDS), and the three whose connections are computed here (LAYERS). Table 1's
+# functions keep the paper's sizes n, k, r; the computed ones the course's T.
+KINDS = ("self-attention", "recurrence", "convolution", "restricted")
 LAYERS = ("convolution", "recurrence", "self-attention")
 
 
@@ -48,19 +51,19 @@ def sequential_operations(kind: str, n: int) -> float:
     Taught in :doc:`/notebooks/complexity`.
 
     Args:
-        kind: one of ``"self_attention"``, ``"recurrent"``, ``"convolutional"``,
+        kind: one of ``"self-attention"``, ``"recurrence"``, ``"convolution"``,
             ``"restricted"``; n: sequence length.
 
     Returns:
         The expression inside the ``O(.)``.
 
     Examples:
-        >>> [sequential_operations(kind, 100) for kind in ("recurrent", "restricted")]
+        >>> [sequential_operations(kind, 100) for kind in ("recurrence", "restricted")]
         [100.0, 1.0]
     """
     _check_kind(kind)
     _pos(n=n)
-    return float(n) if kind == "recurrent" else 1.0
+    return float(n) if kind == "recurrence" else 1.0
 
 
 def max_path_length(
@@ -81,16 +84,16 @@ def max_path_length(
         k: kernel width; r: neighbourhood size; dilated: dilated convolutions.
 
     Examples:
-        >>> max_path_length("convolutional", 81, k=3), max_path_length("recurrent", 81)
+        >>> max_path_length("convolution", 81, k=3), max_path_length("recurrence", 81)
         (27.0, 81.0)
-        >>> round(max_path_length("convolutional", 81, k=3, dilated=True), 6)
+        >>> round(max_path_length("convolution", 81, k=3, dilated=True), 6)
         4.0
     """
     _check_kind(kind)
     _pos(n=n, k=k, r=r)
-    if kind == "self_attention":
+    if kind == "self-attention":
         return 1.0
-    if kind == "recurrent":
+    if kind == "recurrence":
         return float(n)
     if kind == "restricted":
         return n / r

@@ -14,19 +14,19 @@ from selfattn.paths import max_path_length, sequential_operations
 
 def test_sequential_and_path_length():
     n = 1024
-    assert sequential_operations("self_attention", n) == 1
-    assert sequential_operations("recurrent", n) == n
-    assert sequential_operations("convolutional", n) == 1
+    assert sequential_operations("self-attention", n) == 1
+    assert sequential_operations("recurrence", n) == n
+    assert sequential_operations("convolution", n) == 1
     assert sequential_operations("restricted", n) == 1
-    assert max_path_length("self_attention", n) == 1
-    assert max_path_length("recurrent", n) == n
-    assert max_path_length("convolutional", n, k=4) == n / 4
-    assert max_path_length("convolutional", n, k=4, dilated=True) == pytest.approx(5)
+    assert max_path_length("self-attention", n) == 1
+    assert max_path_length("recurrence", n) == n
+    assert max_path_length("convolution", n, k=4) == n / 4
+    assert max_path_length("convolution", n, k=4, dilated=True) == pytest.approx(5)
     assert max_path_length("restricted", n, r=16) == n / 16
     with pytest.raises(ValueError, match="kind"):
         max_path_length("lstm", n)
     with pytest.raises(ValueError, match="n"):
-        sequential_operations("recurrent", 0)
+        sequential_operations("recurrence", 0)
 
 
 def stacked_path_lengths(T: int, kernel: int) -> dict[str, int]:
