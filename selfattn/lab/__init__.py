@@ -12,3 +12,27 @@ dependencies (matplotlib, networkx, scikit-learn, tqdm) come with the extra:
 
 Import the modules you need: ``from selfattn.lab import plotting, seeding``.
 """
+
+import importlib.util as _util
+
+
+def _missing(names: tuple[str, ...]) -> list[str]:
+    """The modules of ``names`` that this Python cannot import."""
+    out = []
+    for name in names:
+        try:
+            found = _util.find_spec(name) is not None
+        except (ImportError, ValueError):  # ValueError: sys.modules[name] is None
+            found = False
+        if not found:
+            out.append(name)
+    return out
+
+
+_LAB = ("matplotlib", "networkx", "sklearn", "tqdm")  # the extra "lab"
+if _missing(_LAB):
+    raise ImportError(
+        "selfattn.lab needs the extra 'lab' (missing: "
+        + ", ".join(_missing(_LAB))
+        + '): pip install "selfattn[lab]"'
+    )
