@@ -337,7 +337,11 @@ class Chapter:
                 raise ConversionError(f"{self.name}: no equation {target!r}")
             return number
         if name == "ref":
-            text = title or self.book.rendered.get(target)
+            # the text the book rendered for this reference; a reference that
+            # only a removed solution makes (the student edition) has none, and
+            # an exercise is then named by its number
+            rendered = self.book.rendered.get(target)
+            text = title or rendered or self.book.numbers.get(target)
             uri = self.book.labels.get(target)
             if text is None or uri is None:
                 raise ConversionError(f"{self.name}: no reference {target!r}")
