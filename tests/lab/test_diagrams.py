@@ -32,20 +32,6 @@ DRAWINGS = {
 }
 
 
-@pytest.fixture(autouse=True)
-def no_open_figures(monkeypatch):
-    """Fail if a function calls plt.show(); close every figure a test opened."""
-
-    def show(*args, **kwargs):
-        raise AssertionError("diagrams must never call plt.show()")
-
-    monkeypatch.setattr(plt, "show", show)
-    before = set(plt.get_fignums())
-    yield
-    for num in set(plt.get_fignums()) - before:
-        plt.close(num)
-
-
 def texts(fig: Figure) -> list[str]:
     """The figure's texts, each also with its mathtext shapes read back
     (``$T \\times d_k$`` as ``T × d_k``)."""

@@ -9,7 +9,6 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
 import torch  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
@@ -18,20 +17,6 @@ from matplotlib.text import Text  # noqa: E402
 from selfattn import scaled_dot_product_attention  # noqa: E402
 from selfattn.lab import diagrams  # noqa: E402
 from selfattn.lab.diagrams.addressing import MAX_WIDTH  # noqa: E402
-
-
-@pytest.fixture(autouse=True)
-def no_open_figures(monkeypatch):
-    """Fail if a function calls plt.show(); close every figure a test opened."""
-
-    def show(*args, **kwargs):
-        raise AssertionError("diagrams must never call plt.show()")
-
-    monkeypatch.setattr(plt, "show", show)
-    before = set(plt.get_fignums())
-    yield
-    for num in set(plt.get_fignums()) - before:
-        plt.close(num)
 
 
 def texts(fig: Figure) -> list[str]:

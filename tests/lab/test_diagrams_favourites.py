@@ -10,21 +10,12 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 import torch  # noqa: E402
 
 from selfattn.graph import gat_attention  # noqa: E402
 from selfattn.lab import diagrams  # noqa: E402
-
-
-@pytest.fixture(autouse=True)
-def close_figures():
-    before = set(plt.get_fignums())
-    yield
-    for num in set(plt.get_fignums()) - before:
-        plt.close(num)
 
 
 def weights(seed: int, T: int = 5) -> torch.Tensor:

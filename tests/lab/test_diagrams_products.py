@@ -9,7 +9,6 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
@@ -17,12 +16,6 @@ from matplotlib.patches import Rectangle  # noqa: E402
 
 from selfattn.lab import diagrams  # noqa: E402
 from selfattn.lab.diagrams import score_product  # noqa: E402
-
-
-@pytest.fixture(autouse=True)
-def close_figures():
-    yield
-    plt.close("all")
 
 
 def _inputs(D=4, T=5, d_k=3, seed=0):

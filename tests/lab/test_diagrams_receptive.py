@@ -9,7 +9,6 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
 import torch  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
@@ -18,12 +17,6 @@ from torch import nn  # noqa: E402
 from selfattn.lab import diagrams  # noqa: E402
 from selfattn.lab.diagrams import receptive_fields  # noqa: E402
 from selfattn.lab.diagrams.receptive import conv_reads, receptive_field  # noqa: E402
-
-
-@pytest.fixture(autouse=True)
-def close_figures():
-    yield
-    plt.close("all")
 
 
 def _gradient_field(T, k, L, dilated, out):

@@ -9,7 +9,6 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 import torch  # noqa: E402
@@ -18,12 +17,6 @@ from matplotlib.patches import FancyArrowPatch  # noqa: E402
 from selfattn.lab import diagrams  # noqa: E402
 from selfattn.lab.diagrams import offset_circles  # noqa: E402
 from selfattn.positional import frequencies, sinusoidal_encoding  # noqa: E402
-
-
-@pytest.fixture(autouse=True)
-def close_figures():
-    yield
-    plt.close("all")
 
 
 def test_exported():

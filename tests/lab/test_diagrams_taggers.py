@@ -6,7 +6,6 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
 import torch  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
@@ -16,20 +15,6 @@ from selfattn.lab import diagrams  # noqa: E402
 from selfattn.lab.diagrams.taggers import PAD, TAGGERS  # noqa: E402
 
 SENTENCE = "we uh um er saw in the city .".split()
-
-
-@pytest.fixture(autouse=True)
-def no_open_figures(monkeypatch):
-    """Fail if a function calls plt.show(); close every figure a test opened."""
-
-    def show(*args, **kwargs):
-        raise AssertionError("diagrams must never call plt.show()")
-
-    monkeypatch.setattr(plt, "show", show)
-    before = set(plt.get_fignums())
-    yield
-    for num in set(plt.get_fignums()) - before:
-        plt.close(num)
 
 
 def reads_oracle(length: int, T: int, radius: int) -> dict[str, list[list[bool]]]:

@@ -11,7 +11,6 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 import torch  # noqa: E402
@@ -20,14 +19,6 @@ from matplotlib.text import Text  # noqa: E402
 from selfattn.lab import diagrams  # noqa: E402
 from selfattn.lab.diagrams.vit import vit_shapes  # noqa: E402
 from selfattn.vision import ViT  # noqa: E402
-
-
-@pytest.fixture(autouse=True)
-def close_figures():
-    before = set(plt.get_fignums())
-    yield
-    for num in set(plt.get_fignums()) - before:
-        plt.close(num)
 
 
 def vit(pool: str = "mean", depth: int = 1, patch: int = 2) -> ViT:

@@ -25,21 +25,6 @@ OKABE_ITO = {
 }  # fmt: skip
 
 
-@pytest.fixture(autouse=True)
-def no_open_figures(monkeypatch):
-    """Fail if a function calls plt.show(); close every figure a test opened."""
-
-    def show(*args, **kwargs):
-        raise AssertionError("plotting must never call plt.show()")
-
-    monkeypatch.setattr(plt, "show", show)
-    before = set(plt.get_fignums())
-    yield
-    for num in set(plt.get_fignums()) - before:
-        plt.close(num)
-    assert set(plt.get_fignums()) == before
-
-
 def softmax_rows(gen, T_q, T_k):
     return torch.softmax(torch.randn(T_q, T_k, generator=gen), dim=-1)
 
