@@ -259,7 +259,7 @@ KINDS = {
     "title": (r"Self-attention, executable", 0),
     "chinese": (r"自注意力", 2),
     "formula": (r"(?s)softmax.*[\U0001d400-\U0001d7ff]", 2),
-    "figure": (r"Fig\. \d+\.\d+", 2),
+    "figure": (r"Fig\. \d+\.\d+: ", 2),  # a caption, not a reference to one
     "exercise": (r"Exercise \d+\.\d+", 2),
     "solution": (r"Solution to Exercise \d+\.\d+", 2),
     "code": (r"scaled_dot_product_attention\(", 2),
