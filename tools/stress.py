@@ -8,8 +8,10 @@ Each run executes every chapter that measures time (a code cell calls a
 clock or :mod:`selfattn.lab.measure`; or the NOTEBOOKs named) as the
 portable pass of ``make test`` does: nbval comparing every output, PyTorch's
 portable kernels, one thread. Beside it, ``--load`` processes spin on the CPU
-the whole time. It prints the pass rate of each chapter and writes
-``_build/stress.json``; it exits 1 unless every run of every chapter passed.
+the whole time (other work running beside it counts too: each run records the
+one-minute load average at its end, so the report says what the load was).
+It prints the pass rate of each chapter and writes ``_build/stress.json``; it
+exits 1 unless every run of every chapter passed.
 Not part of ``make test`` (it takes hours); an author runs it after changing a
 chapter that measures time (CONTRIBUTING, "Portable lessons").
 """
@@ -77,11 +79,18 @@ def main(argv: list[str] | None = None) -> int:
         for run in range(1, args.runs + 1):
             for path in chapters:
                 ok, seconds, tail = run_once(path)
-                record = {"run": run, "passed": ok, "seconds": round(seconds, 1)}
+                load = os.getloadavg()[0]
+                record = {
+                    "run": run,
+                    "passed": ok,
+                    "seconds": round(seconds, 1),
+                    "load": round(load, 2),
+                }
                 results[path.stem].append(record)
                 verdict = "pass" if ok else "FAIL"
                 print(
-                    f"run {run:2d} {path.stem:32s} {verdict} {seconds:6.0f} s",
+                    f"run {run:2d} {path.stem:32s} {verdict} {seconds:6.0f} s"
+                    f"  load {load:4.1f}",
                     flush=True,
                 )
                 if not ok:
@@ -89,10 +98,14 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         for p in spin:
             p.kill()
-    print("\nchapter                           passed")
+    print("\nchapter                          passed         load (min-max)")
     for name, rows in results.items():
         n_ok = sum(r["passed"] for r in rows)
-        print(f"{name:32s} {n_ok:3d} / {len(rows)}  ({100 * n_ok / len(rows):.0f} %)")
+        loads = [r["load"] for r in rows]
+        print(
+            f"{name:32s} {n_ok:3d} / {len(rows)}  ({100 * n_ok / len(rows):3.0f} %)"
+            f"  {min(loads):4.1f}-{max(loads):4.1f}"
+        )
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(
         json.dumps({"runs": args.runs, "load": args.load, "results": results}, indent=1)
