@@ -144,3 +144,72 @@ def test_no_module_is_longer_than_300_lines():
         if (n := len(p.read_text().splitlines())) > 300
     }
     assert not long, f"split these modules (STYLE.md, rule 9): {long}"
+
+
+def _third_party(path: Path) -> set[str]:
+    """The top-level names of every module ``path`` imports, at any depth."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found |= {a.name.split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            found.add(node.module.split(".")[0])
+    return found
+
+
+def test_the_library_never_names_the_bench_s_dependencies():
+    """Not even inside a function: the test above cannot see a library
+    ``import tqdm`` at run time, since torch itself loads tqdm."""
+    for path in sorted(ROOT.rglob("*.py")):
+        if "lab" in path.relative_to(ROOT).parts:
+            continue
+        bad = _third_party(path) & set(BENCH_ONLY[1:])
+        assert not bad, f"{path.relative_to(ROOT.parent)} imports {sorted(bad)}"
+
+
+# The library's private names the bench may use, each with its reason. A
+# figure that shows what the library computes calls the library's own
+# helper rather than a copy; listing it here says so at the definition's
+# side: whoever renames or changes one of these finds the figure to change.
+BENCH_MAY_USE = {
+    ("selfattn._checks", "check_images"): "the CNN baseline checks its input "
+    "exactly as the vision modules it is compared with",
+    ("selfattn._checks", "check_int"): "the tagging figures check their sizes "
+    "with the library's messages",
+    ("selfattn._params", "init_from"): "the CNN baseline is built with "
+    "generator= as every library module is (STYLE.md, rule 5)",
+    ("selfattn.efficient.lsh", "_check_buckets"): "the LSH figure takes the "
+    "bucket counts the library's hash takes",
+    ("selfattn.efficient.lsh", "_rotation"): "the LSH figure draws the very "
+    "rotation angular_lsh hashes with",
+}
+
+
+def _private_uses() -> set[tuple[str, str]]:
+    """(library module, name) for every private module or name of the
+    library that a bench module imports."""
+    found = set()
+    for path in sorted((ROOT / "lab").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, ast.ImportFrom) or node.level or not node.module:
+                continue
+            module = node.module
+            if not module.startswith("selfattn.") or module.startswith("selfattn.lab"):
+                continue
+            private_module = any(p.startswith("_") for p in module.split("."))
+            for alias in node.names:
+                if private_module or alias.name.startswith("_"):
+                    found.add((module, alias.name))
+    return found
+
+
+def test_the_bench_uses_only_the_listed_private_names_of_the_library():
+    uses = _private_uses()
+    assert uses, "the scan found nothing: it has stopped working"
+    unlisted = sorted(uses - set(BENCH_MAY_USE))
+    assert not unlisted, (
+        f"the bench imports private names of the library: {unlisted}; use a "
+        "public name, or list it in BENCH_MAY_USE with the reason"
+    )
+    stale = sorted(set(BENCH_MAY_USE) - uses)
+    assert not stale, f"BENCH_MAY_USE lists names the bench no longer uses: {stale}"
