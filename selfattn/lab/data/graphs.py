@@ -11,8 +11,6 @@ from torch import Tensor
 
 from selfattn.lab.data._common import _positive, _rng
 
-# --- graphs -----------------------------------------------------------------
-
 
 @dataclass
 class KarateClub:

@@ -10,8 +10,6 @@ from torch import Tensor
 
 from selfattn.lab.data._common import _rng
 
-# --- images -----------------------------------------------------------------
-
 
 @dataclass
 class ImageSplit:

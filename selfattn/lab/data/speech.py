@@ -10,8 +10,6 @@ from torch import Tensor
 
 from selfattn.lab.data._common import _positive, _rng
 
-# --- speech-like frames -----------------------------------------------------
-
 FRAME_RATE = 100  # frames per second: one feature vector every 10 ms
 PHONEMES = ("sil", "a", "i", "u", "s", "m", "n", "e")
 # Cartoon spectra on a frequency axis u in [0, 1]: formant bumps for vowels,

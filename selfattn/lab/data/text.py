@@ -10,8 +10,6 @@ from torch import Tensor
 
 from selfattn.lab.data._common import PAD_TAG, _positive, _rng
 
-# --- part-of-speech tagging -------------------------------------------------
-
 TAGS = ("PRON", "VERB", "NOUN", "DET", "ADJ", "ADP", "ADV", "INTJ", "PUNCT")
 _WORDS = {
     "PRON": ("i", "you", "we", "they"),
