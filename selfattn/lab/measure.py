@@ -30,6 +30,8 @@ from typing import Any
 
 import torch
 
+from selfattn._checks import check_int
+
 __all__ = ["MIN_FACTOR", "assert_faster", "cpu_time", "cpu_times", "peak_memory_bytes"]
 
 MIN_FACTOR = 3.0  # the smallest gap a lesson may assert on a measured time
@@ -80,7 +82,7 @@ def cpu_time(fn: Callable[..., Any], *args: Any, repeats: int = 5) -> float:
         >>> t >= 0.0
         True
     """
-    _check_positive("repeats", repeats)
+    check_int("repeats", repeats)
     fn(*args)
     best = math.inf
     for _ in range(repeats):
@@ -110,7 +112,7 @@ def cpu_times(calls: Sequence[Callable[[], Any]], *, rounds: int = 4) -> list[fl
         >>> a <= b
         True
     """
-    _check_positive("rounds", rounds)
+    check_int("rounds", rounds)
     best = [math.inf] * len(calls)
     for _ in range(rounds):
         for i, call in enumerate(calls):
@@ -168,8 +170,8 @@ def assert_faster(
             f"factor must be at least {MIN_FACTOR:g} (an order-of-magnitude class "
             f"of gap; smaller gaps are shown, not asserted), got factor={factor!r}"
         )
-    _check_positive("rounds", rounds)
-    _check_positive("tries", tries)
+    check_int("rounds", rounds)
+    check_int("tries", tries)
     ratios = []
     with _one_thread():
         for _ in range(tries):
@@ -191,13 +193,6 @@ def _one_thread() -> Iterator[None]:
         yield
     finally:
         torch.set_num_threads(threads)
-
-
-def _check_positive(name: str, n: object) -> None:
-    if isinstance(n, bool) or not isinstance(n, int):
-        raise TypeError(f"{name} must be an int, got {type(n).__name__}")
-    if n <= 0:
-        raise ValueError(f"{name} must be positive, got {name}={n}")
 
 
 def peak_memory_bytes(fn: Callable[..., Any], *args: Any) -> int:

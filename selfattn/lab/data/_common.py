@@ -1,8 +1,6 @@
-"""Seeds and argument checks shared by the data sets."""
+"""The seed argument and the padding tag shared by the data sets."""
 
 from __future__ import annotations
-
-from typing import Any
 
 import numpy as np
 
@@ -19,10 +17,3 @@ def _rng(generator: np.random.Generator | int) -> np.random.Generator:
         "generator must be a numpy.random.Generator or an int seed, got "
         f"{type(generator).__name__}"
     )
-
-
-def _positive(name: str, value: Any) -> None:
-    if not isinstance(value, (int, np.integer)) or isinstance(value, bool):
-        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
-    if value < 1:
-        raise ValueError(f"{name} must be at least 1, got {name}={value}")

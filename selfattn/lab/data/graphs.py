@@ -9,7 +9,8 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from selfattn.lab.data._common import _positive, _rng
+from selfattn._checks import check_int
+from selfattn.lab.data._common import _rng
 
 
 @dataclass
@@ -62,7 +63,7 @@ def karate_club(
     """
     import networkx as nx
 
-    _positive("labelled_per_class", labelled_per_class)
+    check_int("labelled_per_class", labelled_per_class)
     G = nx.karate_club_graph()
     N = G.number_of_nodes()
     A = torch.tensor(nx.to_numpy_array(G, nodelist=range(N)) != 0, dtype=torch.float32)

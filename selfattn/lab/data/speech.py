@@ -8,7 +8,8 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from selfattn.lab.data._common import _positive, _rng
+from selfattn._checks import check_int
+from selfattn.lab.data._common import _rng
 
 FRAME_RATE = 100  # frames per second: one feature vector every 10 ms
 PHONEMES = ("sil", "a", "i", "u", "s", "m", "n", "e")
@@ -65,7 +66,7 @@ def phoneme_spectra(num_phonemes: int, num_features: int) -> Tensor:
         raise ValueError(
             f"num_phonemes must lie in [2, {len(PHONEMES)}], got {num_phonemes}"
         )
-    _positive("num_features", num_features)
+    check_int("num_features", num_features)
     u = np.linspace(0.0, 1.0, num_features)
     rows = [
         sum(
@@ -114,7 +115,7 @@ def speech_frames(
     Returns:
         A :class:`SpeechFrames`.
     """
-    _positive("num_utterances", num_utterances)
+    check_int("num_utterances", num_utterances)
     T = round(FRAME_RATE * seconds)
     if T < 1:
         raise ValueError(f"seconds={seconds} gives no frame; need seconds >= 0.01")

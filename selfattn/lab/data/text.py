@@ -8,7 +8,8 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from selfattn.lab.data._common import PAD_TAG, _positive, _rng
+from selfattn._checks import check_int
+from selfattn.lab.data._common import PAD_TAG, _rng
 
 TAGS = ("PRON", "VERB", "NOUN", "DET", "ADJ", "ADP", "ADV", "INTJ", "PUNCT")
 _WORDS = {
@@ -148,7 +149,7 @@ def pos_corpus(
     Returns:
         A :class:`PosCorpus`, padded to the longest sentence ``T``.
     """
-    _positive("num_sentences", num_sentences)
+    check_int("num_sentences", num_sentences)
     if not 0.0 <= distant_fraction <= 1.0:
         raise ValueError(f"distant_fraction must lie in [0, 1], got {distant_fraction}")
     if not 0 <= min_gap <= max_gap:

@@ -8,8 +8,6 @@ shape, a labelled arrow, a colour key, light fills and fast line segments.
 
 from __future__ import annotations
 
-from numbers import Integral
-
 import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.axes import Axes
@@ -24,16 +22,6 @@ GREY = "#999999"  # neutral: edges and cells that carry no code
 FONT = 13  # labels; at 10 inches wide a 700-pixel page shows them at ~9 pt
 SMALL = 11  # shapes and notes
 _LABELS_IN = 1.0  # inches between two stacked matrices: symbol above, shape below
-
-
-def _check_int(name: str, value: object, minimum: int = 1) -> int:
-    """``value`` as an int ``>= minimum``; errors name the argument."""
-    if isinstance(value, bool) or not isinstance(value, Integral):
-        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
-    if value < minimum:
-        bound = {0: "non-negative", 1: "positive"}.get(minimum, f"at least {minimum}")
-        raise ValueError(f"{name} must be {bound}, got {name}={value}")
-    return int(value)
 
 
 def _canvas(

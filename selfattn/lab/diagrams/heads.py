@@ -12,6 +12,7 @@ import matplotlib.pyplot as plt
 import torch
 from matplotlib.figure import Figure
 
+from selfattn._checks import check_int
 from selfattn.lab.diagrams._draw import (
     _LABELS_IN,
     BLACK,
@@ -26,7 +27,6 @@ from selfattn.lab.diagrams._draw import (
     VERMILLION,
     _arrow,
     _canvas,
-    _check_int,
     _legend,
     _matrix,
     tex,
@@ -91,7 +91,7 @@ def multi_head_flow(*, T: int = 4, D: int = 8, H: int = 2) -> Figure:
     Returns:
         The figure.
     """
-    T, D, H = _check_int("T", T), _check_int("D", D), _check_int("H", H)
+    T, D, H = check_int("T", T), check_int("D", D), check_int("H", H)
     if D % H:
         raise ValueError(
             f"D={D} must be divisible by H={H} (each head gets d_k = D / H columns)"

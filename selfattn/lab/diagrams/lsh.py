@@ -15,6 +15,7 @@ import torch
 from matplotlib.colors import ListedColormap
 from matplotlib.figure import Figure
 
+from selfattn._checks import check_int
 from selfattn.efficient.lsh import _check_buckets, _rotation, angular_lsh
 from selfattn.lab.diagrams._draw import (
     _YELLOW,
@@ -28,7 +29,6 @@ from selfattn.lab.diagrams._draw import (
     SKY,
     SMALL,
     VERMILLION,
-    _check_int,
 )
 
 _FIXED_SEED = 0  # the default generator of lsh_buckets
@@ -60,7 +60,7 @@ def lsh_buckets(
     """
     from selfattn.lab.plotting import MARKERS
 
-    n_points = _check_int("n_points", n_points)
+    n_points = check_int("n_points", n_points)
     n_buckets = _check_buckets(n_buckets)
     if n_buckets > 8:
         raise ValueError(

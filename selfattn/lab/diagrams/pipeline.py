@@ -16,6 +16,7 @@ import torch
 from matplotlib.figure import Figure
 from matplotlib.patches import FancyArrowPatch
 
+from selfattn._checks import check_int
 from selfattn.lab.diagrams._draw import (
     _LABELS_IN,
     BLUE,
@@ -27,7 +28,6 @@ from selfattn.lab.diagrams._draw import (
     VERMILLION,
     _arrow,
     _canvas,
-    _check_int,
     _legend,
     _matrix,
     tex,
@@ -100,7 +100,7 @@ def qkv_pipeline(
     if convention not in ("rows", "columns"):
         raise ValueError(f"convention must be 'rows' or 'columns', got {convention!r}")
     for name, n in (("T", T), ("D", D), ("d_k", d_k), ("d_v", d_v)):
-        _check_int(name, n)
+        check_int(name, n)
     shapes = _pipeline_shapes(convention, T, D, d_k, d_v)
     rows = convention == "rows"
     if rows:

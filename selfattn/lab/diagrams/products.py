@@ -20,6 +20,7 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
+from selfattn._checks import check_int
 from selfattn.lab.diagrams._draw import (
     BLACK,
     BLUE,
@@ -28,7 +29,6 @@ from selfattn.lab.diagrams._draw import (
     SMALL,
     VERMILLION,
     _canvas,
-    _check_int,
     _fill,
     _legend,
 )
@@ -137,7 +137,7 @@ def score_product(
             f"at most {_MAX_SIDE} positions and query dimensions can show their "
             f"numbers, got T={T}, d_k={d_k}"
         )
-    i, j = _check_int("i", i), _check_int("j", j)
+    i, j = check_int("i", i), check_int("j", j)
     for name, n in (("i", i), ("j", j)):
         if n > T:
             raise ValueError(f"{name} must be at most T={T} (numbered from 1), got {n}")

@@ -20,6 +20,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from torch import nn
 
+from selfattn._checks import check_int
 from selfattn.lab.diagrams._draw import (
     BLACK,
     FONT,
@@ -27,7 +28,6 @@ from selfattn.lab.diagrams._draw import (
     SKY,
     SMALL,
     VERMILLION,
-    _check_int,
     _segments,
 )
 
@@ -51,8 +51,8 @@ def conv_reads(T: int, kernel: int, dilation: int) -> list[list[int]]:
         >>> conv_reads(5, 3, 2)[2]
         [0, 2, 4]
     """
-    T, kernel = _check_int("T", T), _check_int("kernel", kernel)
-    dilation = _check_int("dilation", dilation)
+    T, kernel = check_int("T", T), check_int("kernel", kernel)
+    dilation = check_int("dilation", dilation)
     if kernel % 2 == 0:
         raise ValueError(f"kernel must be odd (a centred window), got kernel={kernel}")
     conv = nn.Conv1d(
@@ -94,8 +94,8 @@ def receptive_field(
         >>> len(receptive_field(27, 3, 3, dilated=True, out=13)[0])
         27
     """
-    layers = _check_int("layers", layers)
-    out = _check_int("out", out, minimum=0)
+    layers = check_int("layers", layers)
+    out = check_int("out", out, minimum=0)
     if out >= T:
         raise ValueError(f"out must be a position below T={T}, got out={out}")
     hot = [[out]]
@@ -128,8 +128,8 @@ def receptive_fields(
         The figure, one axes per panel (contiguous first); the highlighted
         input nodes of each are the scatter with ``get_gid() == "field"``.
     """
-    T, kernel = _check_int("T", T), _check_int("kernel", kernel, minimum=3)
-    layers = _check_int("layers", layers)
+    T, kernel = check_int("T", T), check_int("kernel", kernel, minimum=3)
+    layers = check_int("layers", layers)
     out = T // 2 if out is None else out
     fig, axes = plt.subplots(2, 1, figsize=(10.5, 2.0 + 1.25 * (layers + 1)))
     fig.patch.set_facecolor("white")

@@ -21,6 +21,7 @@ import torch
 from matplotlib.figure import Figure
 from matplotlib.patches import Arc, FancyArrowPatch
 
+from selfattn._checks import check_int
 from selfattn.lab.diagrams._draw import (
     BLACK,
     BLUE,
@@ -28,7 +29,6 @@ from selfattn.lab.diagrams._draw import (
     GREY,
     SMALL,
     VERMILLION,
-    _check_int,
 )
 
 
@@ -69,18 +69,18 @@ def offset_circles(
     """
     from selfattn.positional import frequencies, offset_rotation, sinusoidal_encoding
 
-    D = _check_int("embed_dim", embed_dim, 2)
+    D = check_int("embed_dim", embed_dim, minimum=2)
     if D % 2:
         raise ValueError(f"embed_dim must be even (sin and cos pairs), got {D}")
-    n = _check_int("n_positions", n_positions, 2)
-    delta = _check_int("delta", delta)
-    pairs = [_check_int("pairs", f, 0) for f in pairs]
+    n = check_int("n_positions", n_positions, minimum=2)
+    delta = check_int("delta", delta)
+    pairs = [check_int("pairs", f, minimum=0) for f in pairs]
     if not pairs or max(pairs) >= D // 2:
         raise ValueError(
             f"pairs must be non-empty, each in 0 .. {D // 2 - 1} for embed_dim={D}, "
             f"got {list(pairs)}"
         )
-    starts = [_check_int("starts", i, 0) for i in starts]
+    starts = [check_int("starts", i, minimum=0) for i in starts]
     if any(i + delta >= n for i in starts):
         raise ValueError(
             f"every start i needs i + delta < n_positions={n}, got starts="

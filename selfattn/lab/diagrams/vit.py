@@ -23,6 +23,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 from torch import Tensor
 
+from selfattn._checks import check_int
 from selfattn.lab.diagrams._draw import (
     BLUE,
     FONT,
@@ -34,7 +35,6 @@ from selfattn.lab.diagrams._draw import (
     VERMILLION,
     _arrow,
     _canvas,
-    _check_int,
     _legend,
     _matrix,
 )
@@ -229,7 +229,7 @@ def patch_attention(
     if not isinstance(images, Tensor) or images.dim() != 4:
         raise ValueError("images must be a tensor (R, C, H_img, W_img)")
     R, _, H_img, W_img = images.shape
-    p = _check_int("patch", patch)
+    p = check_int("patch", patch)
     if H_img % p or W_img % p:
         raise ValueError(f"patch={p} must divide the image size {H_img} x {W_img}")
     gh, gw = H_img // p, W_img // p
@@ -244,7 +244,7 @@ def patch_attention(
                 f"weights {name!r} must have shape ({R}, {T_p + 1}, {T_p + 1}) "
                 f"(class token + {T_p} patches), got {tuple(w.shape)}"
             )
-    if field is not None and (_check_int("field", field) % 2 == 0):
+    if field is not None and (check_int("field", field) % 2 == 0):
         raise ValueError(f"field must be odd, got {field}")
     if titles is not None and len(titles) != R:
         raise ValueError(f"titles has {len(titles)} labels for {R} images")
