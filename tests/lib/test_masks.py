@@ -156,6 +156,18 @@ def test_graph_mask_from_a_directed_networkx_graph():
     assert torch.equal(graph_mask(G, self_loops=False), expected & ~torch.eye(3).bool())
 
 
+def test_graph_mask_from_any_object_with_nodes_and_edges():
+    """Not only networkx: an object with ``nodes`` and ``edges`` and no
+    ``is_directed`` is an undirected graph (each edge counts both ways)."""
+
+    class Graph:
+        nodes = ("a", "b", "c")
+        edges = (("a", "b"), ("c", "b"))
+
+    expected = torch.tensor([[0, 1, 0], [1, 0, 1], [0, 1, 0]], dtype=torch.bool)
+    assert torch.equal(graph_mask(Graph(), self_loops=False), expected)
+
+
 def test_graph_mask_from_weights_and_tensors():
     A = np.array([[0.0, 0.5], [-2.0, 0.0]])  # any non-zero weight is an edge
     no_loops = torch.tensor([[0, 1], [1, 0]], dtype=torch.bool)

@@ -10,6 +10,7 @@ the prefix (for ``generate``).
 from __future__ import annotations
 
 import inspect
+import re
 
 import pytest
 import torch
@@ -116,6 +117,42 @@ def test_from_torch_copies_the_layer(gen):
     assert block.self_attn.W_q.weight.dtype == torch.float64
 
 
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"activation": "relu", "norm_first": True},  # only the activation differs
+        {"activation": "gelu", "norm_first": False},  # only the norm's place
+        {"activation": "gelu", "norm_first": True, "bias": False},  # only the biases
+    ],
+    ids=["relu", "post-norm", "no-bias"],
+)
+def test_from_torch_refuses_each_layout_it_cannot_copy(kwargs):
+    layer = nn.TransformerDecoderLayer(8, 2, 12, batch_first=True, **kwargs)
+    message = (
+        "from_torch copies a pre-norm layer with GELU and biases: build it with "
+        "norm_first=True, activation='gelu' and bias=True"
+    )
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        TransformerDecoderBlock.from_torch(layer)
+    with pytest.raises(
+        TypeError, match="^layer must be torch.nn.TransformerDecoderLayer, got Linear$"
+    ):
+        TransformerDecoderBlock.from_torch(nn.Linear(2, 2))
+
+
+def test_from_torch_keeps_the_layer_s_device_and_dtype():
+    """On PyTorch's ``meta`` device (shapes, no data): the copy is built where
+    the layer lives, in its dtype."""
+    layer = nn.TransformerDecoderLayer(
+        8, 2, 12, activation="gelu", batch_first=True, norm_first=True,
+        device="meta", dtype=torch.float64,
+    )  # fmt: skip
+    block = TransformerDecoderBlock.from_torch(layer)
+    assert {(p.device.type, p.dtype) for p in block.parameters()} == {
+        ("meta", torch.float64)
+    }
+
+
 def test_block_without_cross_attention_is_a_causal_encoder_block(gen):
     """The GPT block: torch's pre-norm encoder layer with a causal mask, and the
     library's TransformerEncoderBlock(causal=True), with the same weights."""
@@ -160,6 +197,23 @@ def test_attention_weights_are_the_weights_of_the_call(gen):
     torch.testing.assert_close(w["cross"], expected)
     plain = TransformerDecoderBlock(8, 2, cross_attention=False).double()
     assert set(plain.attention_weights(y)) == {"self"}
+
+
+def test_attention_weights_follow_the_self_attention_mask(gen):
+    """A mask on the decoder's own positions (a padded target): no weight on
+    a masked key, and the cross weights read the sublayer input that the
+    masked self-attention made."""
+    block = randomize(TransformerDecoderBlock(8, 2).double(), gen).eval()
+    y, memory = randn(gen, 2, 5, 8), randn(gen, 2, 4, 8)
+    keep = torch.ones(2, 5, 5, dtype=torch.bool)
+    keep[1, :, 1] = False  # the second target's position 1 is padding
+    w = block.attention_weights(y, memory, keep)
+    assert (w["self"][1, :, 1:, 1] == 0).all()
+    assert (w["self"][0, :, 1:, 1] != 0).all()  # the other example is untouched
+    with torch.no_grad():
+        h = y + block.self_attn(block.norm1(y), mask=keep, causal=True)
+        expected = block.cross_attn.attention_weights(block.norm2(h), memory)
+    torch.testing.assert_close(w["cross"], expected, **TIGHT)
 
 
 @pytest.mark.parametrize("cls", [TransformerDecoderBlock, EncoderDecoderTransformer])
