@@ -46,12 +46,15 @@ def test_linear_causal_equals_quadratic_formula(gen, T, chunk_size):
     torch.testing.assert_close(out, _linear_oracle(q, k, v, True))
 
 
-@pytest.mark.parametrize("T", [1, 33, 100])
-def test_recurrent_equals_parallel_causal(gen, T):
-    q, k, v = qkv(gen, 2, 2, T_q=T, d_k=6, d_v=4)
-    torch.testing.assert_close(
-        linear_attention_recurrent(q, k, v), linear_attention(q, k, v, causal=True)
-    )
+@pytest.mark.parametrize("T", [0, 1, 33, 100])
+@pytest.mark.parametrize("lead", [(), (3,), (2, 2)], ids=["T,d", "B,T,d", "B,H,T,d"])
+def test_recurrent_equals_parallel_causal(gen, T, lead):
+    """Any number of leading dims (the state S is (..., d_k, d_v)), and an
+    empty sequence (T = 0: an empty output of the right shape)."""
+    q, k, v = qkv(gen, *lead, T_q=T, d_k=6, d_v=4)
+    out = linear_attention_recurrent(q, k, v)
+    assert out.shape == (*lead, T, 4)
+    torch.testing.assert_close(out, linear_attention(q, k, v, causal=True))
 
 
 def test_linear_gradcheck(gen):
@@ -67,7 +70,9 @@ def test_linear_bad_input(gen):
     q, k, v = qkv(gen, 2, T_q=8, T_k=10)
     with pytest.raises(ValueError, match="T_q == T_k"):
         linear_attention(q, k, v, causal=True)
-    with pytest.raises(ValueError, match="T_q == T_k"):
+    with pytest.raises(
+        ValueError, match="^linear_attention_recurrent needs T_q == T_k"
+    ):
         linear_attention_recurrent(q, k, v)
     with pytest.raises(ValueError, match="chunk_size"):
         linear_attention(q, q, q, causal=True, chunk_size=0)

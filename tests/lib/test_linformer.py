@@ -34,6 +34,18 @@ def test_linformer_projects_keys_and_values(gen):
         linformer_attention(q, k, v, E, Fp[:3])
 
 
+def test_linformer_projections_take_the_inputs_dtype(gen):
+    """float32 projections (as a float32 module holds them) on float64 inputs:
+    cast to the inputs' dtype, the same result as float64 projections."""
+    q, k, v = qkv(gen, 2, T_q=6, T_k=8)
+    E, Fp = (torch.randn(3, 8, generator=gen) for _ in range(2))  # float32
+    out = linformer_attention(q, k, v, E, Fp)
+    assert out.dtype == torch.float64
+    torch.testing.assert_close(
+        out, linformer_attention(q, k, v, E.double(), Fp.double())
+    )
+
+
 z = torch.zeros
 
 
@@ -54,6 +66,18 @@ z = torch.zeros
             lambda: linformer_attention(z(3, 4), z(5, 4), z(5, 4), z(2, 5), z(3, 5)),
             ValueError,
             r"\bE \(2, 5\) and F \(3, 5\).*\bk_proj\b",
+        ),
+        (
+            lambda: linformer_attention(z(3, 4), z(5, 4), z(5, 4), z(5), z(2, 5)),
+            ValueError,
+            r"^E must have at least 2 dimensions, got shape \(5\)$",
+        ),
+        (
+            lambda: linformer_attention(
+                z(3, 4), z(5, 4), z(5, 4), z(2, 5), z(2, 5, dtype=torch.long)
+            ),
+            TypeError,
+            r"^F must be a floating-point tensor, got dtype torch.int64$",
         ),
     ],
 )
