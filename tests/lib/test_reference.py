@@ -265,6 +265,11 @@ def test_loop_fully_masked_row_is_zero(rng):
         out, w = oracle(Q, K, V, mask)
         np.testing.assert_array_equal(out[1], 0.0)
         np.testing.assert_array_equal(w[1], 0.0)
+    # the queries after the empty one are still computed
+    out_loop, w_loop = ref.attention_loop(Q, K, V, mask)
+    out, w = ref.attention_rows(Q, K, V, mask)
+    np.testing.assert_allclose(out_loop[2], out[2], atol=1e-12)
+    np.testing.assert_allclose(w_loop[2].sum(), 1.0)
 
 
 def test_results_are_float64_whatever_the_input_dtype(rng):
