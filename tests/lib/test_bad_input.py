@@ -243,7 +243,11 @@ def test_relu_weights_rejects_positive_infinity_instead_of_returning_nan():
     from selfattn.attention import relu_weights
 
     scores = torch.tensor([[1.0, float("inf"), 0.5]])
-    with pytest.raises(ValueError, match=r"scores contain \+inf \(shape \(1, 3\)\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"^scores contain \+inf \(shape \(1, 3\)\); ReLU normalisation would "
+        r"divide inf by inf\. Mask such entries or clamp the scores\.$",
+    ):
         relu_weights(scores)
     w = relu_weights(torch.tensor([[1.0, float("-inf"), 3.0]]))
     assert torch.isfinite(w).all() and torch.allclose(w.sum(), torch.tensor(1.0))

@@ -257,6 +257,16 @@ def test_layer_concat_and_average(concat, rng, gen):
     np.testing.assert_allclose(w.detach().numpy(), ref_w, rtol=1e-5, atol=1e-6)
 
 
+def test_layer_passes_its_negative_slope_on(rng, gen):
+    """A slope other than the default 0.2 reaches the LeakyReLU of eq. 1."""
+    A = _random_adjacency(6, 0.5, rng)
+    layer = GraphAttentionLayer(4, 3, 2, negative_slope=0.7, generator=gen)
+    x = torch.randn(6, 4, generator=gen)
+    _, ref_w = _gat_loop(x, A, layer.W, layer.a, slope=0.7)
+    w = layer.attention_weights(x, graph_mask(A))
+    np.testing.assert_allclose(w.detach().numpy(), ref_w, rtol=1e-5, atol=1e-6)
+
+
 def test_graph_attention_layer_defaults_to_one_head(gen):
     layer = GraphAttentionLayer(5, 3, generator=gen)
     x = torch.randn(4, 5, generator=gen)

@@ -186,6 +186,16 @@ def test_mha_from_torch_dtype_and_unsupported(gen):
         MultiHeadAttention.from_torch(nn.Linear(4, 4))
 
 
+def test_mha_from_torch_keeps_the_module_s_device():
+    """On PyTorch's ``meta`` device (shapes, no data): the copy is built where
+    the module lives, in its dtype."""
+    module = nn.MultiheadAttention(8, 2, device="meta", dtype=torch.float64)
+    ours = MultiHeadAttention.from_torch(module)
+    assert {(p.device.type, p.dtype) for p in ours.parameters()} == {
+        ("meta", torch.float64)
+    }
+
+
 # --- TransformerEncoderBlock vs torch.nn.TransformerEncoderLayer -----------------
 
 
