@@ -35,6 +35,13 @@ def test_local_equals_window_masked_dense(gen, radius, causal, T):
     )
 
 
+@pytest.mark.parametrize("causal", [False, True])
+def test_local_of_an_empty_sequence_is_empty(gen, causal):
+    q, k, v = qkv(gen, 2, 3, T_q=0, d_k=4, d_v=5)
+    out = local_attention(q, k, v, 2, causal=causal)
+    assert out.shape == (2, 3, 0, 5) and out.dtype == q.dtype
+
+
 def test_local_float32_and_no_batch(gen):
     q, k, v = qkv(gen, T_q=70, dtype=torch.float32)
     expected = dense_attention(q, k, v, window_mask(70, 5))

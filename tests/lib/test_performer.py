@@ -48,6 +48,13 @@ def test_orthogonal_random_matrix_norms_are_chi():
         orthogonal_random_matrix(0, 4, torch.Generator())
 
 
+def test_performer_features_of_one_vector(gen):
+    """x may be a single (d,) vector: its (r,) features, as row 0 of a batch."""
+    W = orthogonal_random_matrix(6, 3, gen, dtype=torch.float64)
+    x = torch.randn(2, 3, generator=gen, dtype=torch.float64)
+    torch.testing.assert_close(performer_features(x[0], W), performer_features(x, W)[0])
+
+
 def test_performer_features_positive_and_unbiased(gen):
     d = 4
     x = torch.randn(6, d, generator=gen, dtype=torch.float64) * 0.5
@@ -208,6 +215,11 @@ z = torch.zeros
             lambda: performer_features([1.0], z(2, 1)),
             TypeError,
             r"\bx must\b.*\blist\b",
+        ),
+        (
+            lambda: performer_features(torch.tensor(1.0), z(2, 1)),
+            ValueError,
+            r"^x must have at least 1 dimensions, got shape \(\)$",
         ),
     ],
 )
