@@ -164,7 +164,8 @@ def test_relu_weights_errors_name_the_argument(scores, error, match):
         (
             torch.tensor([[1.0, float("inf")]]),
             ValueError,
-            r"\bscores contains \+inf\b.*\(1, 2\)",
+            r"^scores contains \+inf \(shape \(1, 2\)\); the softmax of \+inf is "
+            r"undefined$",
         ),
     ],
 )
@@ -310,6 +311,13 @@ def test_fully_masked_rows_do_not_reach_the_fused_kernel(monkeypatch):
     x = torch.randn(1, 4, 4, generator=g)
     assert torch.equal(mha(x, mask=mask)[0, 2], torch.zeros(4))  # W_o(0) = 0
     assert calls == []  # the kernel was never asked
+    # a batch of masks: one query of one sequence has no key (any row counts,
+    # not any column of a row's batch)
+    q2, k2, v2 = (torch.randn(2, 4, 3, generator=g) for _ in "qkv")
+    batched = torch.ones(2, 4, 4, dtype=torch.bool)
+    batched[1, 2] = False
+    assert torch.equal(attend(q2, k2, v2, batched)[1, 2], torch.zeros(3))
+    assert calls == []
     attend(q, k, v, torch.ones(4, 4, dtype=torch.bool))
     assert len(calls) == 1  # where every row has a key, the kernel is used
 

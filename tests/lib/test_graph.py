@@ -368,6 +368,11 @@ def test_gat_attention_weights_against_the_layers_in_turn(rng, gen):
         torch.testing.assert_close(w.sum(-1), torch.ones_like(w[..., 0]))
 
 
+def test_gat_passes_its_dropout_to_both_layers():
+    model = GAT(5, 3, 4, num_heads=2, dropout=0.3)
+    assert model.layer1.drop.p == model.layer2.drop.p == model.drop.p == 0.3
+
+
 def test_gat_defaults_four_heads_and_no_dropout():
     """The defaults: 4 heads in layer 1 (and 1 in layer 2), dropout 0 (so a
     model in training mode computes what it computes in eval mode)."""

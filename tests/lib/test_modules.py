@@ -186,6 +186,15 @@ def test_mha_from_torch_dtype_and_unsupported(gen):
         MultiHeadAttention.from_torch(nn.Linear(4, 4))
 
 
+def test_bias_false_leaves_every_projection_without_bias():
+    single = SelfAttention(6, 4, 3, bias=False)
+    multi = MultiHeadAttention(8, 2, bias=False)
+    for module in (single, multi):
+        for name, child in module.named_children():
+            assert child.bias is None, f"{type(module).__name__}.{name} has a bias"
+    assert len(list(multi.children())) == 4 and len(list(single.children())) == 3
+
+
 def test_mha_from_torch_keeps_the_module_s_device():
     """On PyTorch's ``meta`` device (shapes, no data): the copy is built where
     the module lives, in its dtype."""
@@ -298,7 +307,8 @@ ERRORS = [
     (
         lambda: MultiHeadAttention(10, 3),
         ValueError,
-        r"\bembed_dim=10 must be divisible by num_heads=3\b",
+        r"^embed_dim=10 must be divisible by num_heads=3 \(each head gets "
+        r"embed_dim // num_heads dimensions\)$",
     ),
     (
         lambda: MultiHeadAttention(8, 0),

@@ -191,6 +191,12 @@ def test_learned_embedding_refuses_positions_past_its_table(T):
         emb.rows(T)
 
 
+@pytest.mark.parametrize("T", [2.0, "3", None])
+def test_learned_rows_wants_an_int(T):
+    with pytest.raises(TypeError, match=f"^T must be an int, got {type(T).__name__}$"):
+        LearnedPositionalEmbedding(4, 3).rows(T)
+
+
 def test_learned_embedding_of_no_position(gen):
     table = LearnedPositionalEmbedding(4, 3, generator=gen)
     assert table.rows(0).shape == (0, 3)

@@ -457,15 +457,30 @@ def _model():
 
 z = torch.zeros
 BAD = [
-    (lambda: _block()(z(2, 3, 8)), ValueError, "memory .* is required"),
-    (lambda: _block(False)(z(2, 3, 8), z(2, 4, 8)), ValueError, "no cross-attention"),
+    (
+        lambda: _block()(z(2, 3, 8)),
+        ValueError,
+        r"^memory \(B, T_k, 8\) is required: the block has cross-attention \(the "
+        r"encoder's outputs are its keys and values\)$",
+    ),
+    (
+        lambda: _block(False)(z(2, 3, 8), z(2, 4, 8)),
+        ValueError,
+        r"^this block has no cross-attention \(cross_attention=False\): pass "
+        r"memory=None, got memory \(2, 4, 8\)$",
+    ),
     (
         lambda: _block()(z(2, 3, 6), z(2, 4, 8)),
         ValueError,
         r"x must have shape \(B, T, 8\)",
     ),
     (lambda: _block()(z(2, 3, 8), z(2, 4)), ValueError, "memory must have at least 3"),
-    (lambda: _block()(z(2, 3, 8), z(3, 4, 8)), ValueError, "same batch size"),
+    (
+        lambda: _block()(z(2, 3, 8), z(3, 4, 8)),
+        ValueError,
+        r"^x and memory must have the same batch size, got x \(2, 3, 8\) and "
+        r"memory \(3, 4, 8\)$",
+    ),
     (
         lambda: _block()(z(2, 3, 8).long(), z(2, 4, 8)),
         TypeError,
