@@ -49,7 +49,8 @@ def check_tensor(name: str, x: object, *, min_dim: int = 0) -> Tensor:
         raise TypeError(f"{name} must be a floating-point tensor, got dtype {x.dtype}")
     if x.dim() < min_dim:
         raise ValueError(
-            f"{name} must have at least {min_dim} dimensions, got shape {shape_str(x)}"
+            f"{name} must have at least {min_dim} dimension{'s' * (min_dim != 1)}, "
+            f"got shape {shape_str(x)}"
         )
     return x
 

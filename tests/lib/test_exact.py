@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from oracles import dense_attention, qkv
 
 from selfattn import causal_mask, window_mask
-from selfattn.efficient import chunked_attention, local_attention
+from selfattn.efficient import chunked_attention, local_attention, tiles
 
 # --- local attention ----------------------------------------------------------
 
@@ -188,3 +188,17 @@ def test_exact_errors_name_the_argument(call, error, match):
     """The argument's name and the value or shapes seen."""
     with pytest.raises(error, match=match):
         call()
+
+
+@pytest.mark.parametrize("T, B_q, B_k", [(4, 2, 2), (10, 4, 3), (7, 7, 2)])
+def test_causal_tiles_skip_the_blocks_above_the_diagonal(T, B_q, B_k):
+    """A key block is visited iff it starts at or before the query block's last
+    query (a nested loop over the blocks says which)."""
+    expected = []
+    for qs in range(0, T, B_q):
+        qe = min(qs + B_q, T)
+        keys = [(ks, min(ks + B_k, T)) for ks in range(0, T, B_k) if ks <= qe - 1]
+        expected.append(((qs, qe), keys))
+    assert list(tiles(T, T, B_q, B_k, causal=True)) == expected
+    every = list(tiles(T, T, B_q, B_k))
+    assert all(len(keys) == -(-T // B_k) for _, keys in every)

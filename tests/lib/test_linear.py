@@ -89,3 +89,13 @@ def test_linear_errors_name_the_argument():
         r"\bq \(3, 4\) and k \(5, 4\)",
     ):
         linear_attention(z(3, 4), z(5, 4), z(5, 4), causal=True)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_linear_stays_on_the_inputs_device(causal):
+    """On PyTorch's ``meta`` device (shapes, no data): every tensor the
+    function makes (the causal mask of a chunk too) lives on the inputs'
+    device, or the product would raise."""
+    q = torch.randn(2, 40, 4, device="meta")
+    out = linear_attention(q, q, q, causal=causal, chunk_size=16)
+    assert out.device.type == "meta" and out.shape == (2, 40, 4)

@@ -86,17 +86,41 @@ def test_angular_lsh_needs_an_even_number_of_buckets(n_buckets):
         angular_lsh(torch.ones(2, 3), n_buckets, generator=seeded())
 
 
-def test_angular_lsh_needs_a_float_tensor():
-    with pytest.raises(TypeError, match="x"):
-        angular_lsh(torch.ones(2, 3, dtype=torch.long), 4)
+@pytest.mark.parametrize(
+    "x, got",
+    [(torch.ones(2, 3, dtype=torch.long), "torch.int64"), ([1.0, 2.0], "list")],
+    ids=["int tensor", "list"],
+)
+def test_angular_lsh_needs_a_float_tensor(x, got):
+    """The message names what it got: the dtype of a tensor, else the type."""
+    with pytest.raises(
+        TypeError, match=f"^x must be a float torch.Tensor .*, got {got}$"
+    ):
+        angular_lsh(x, 4)
+
+
+def test_angular_lsh_of_one_vector():
+    """x may be a single (d,) vector: its bucket, as row 0 of a batch."""
+    x = torch.randn(3, 5, generator=seeded(1))
+    batch = angular_lsh(x, 8, generator=seeded())
+    assert angular_lsh(x[0], 8, generator=seeded()).shape == ()
+    assert angular_lsh(x[0], 8, generator=seeded()) == batch[0]
 
 
 @pytest.mark.parametrize("n_buckets", [2.0, True, "4"])
 def test_angular_lsh_needs_an_int_number_of_buckets(n_buckets):
-    with pytest.raises(TypeError, match="n_buckets"):
+    got = type(n_buckets).__name__
+    with pytest.raises(TypeError, match=f"^n_buckets must be an int, got {got}$"):
         angular_lsh(torch.ones(2, 3), n_buckets, generator=seeded())
 
 
 def test_angular_lsh_needs_a_vector_dimension():
     with pytest.raises(ValueError, match="d >= 1"):
         angular_lsh(torch.ones(2, 0), 4, generator=seeded())
+
+
+def test_angular_lsh_stays_on_the_input_s_device():
+    """On PyTorch's ``meta`` device: the rotation, drawn on the CPU by the
+    generator, is moved to x's device, or the product would raise."""
+    x = torch.randn(3, 5, device="meta")
+    assert angular_lsh(x, 8, generator=seeded()).device.type == "meta"

@@ -219,7 +219,7 @@ z = torch.zeros
         (
             lambda: performer_features(torch.tensor(1.0), z(2, 1)),
             ValueError,
-            r"^x must have at least 1 dimensions, got shape \(\)$",
+            r"^x must have at least 1 dimension, got shape \(\)$",
         ),
     ],
 )
