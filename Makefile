@@ -101,10 +101,12 @@ book-prebuilt: $(STAMP) $(MATHJAX) ## the HTML book from the committed outputs (
 include mk/editions.mk
 
 # The repository URL lives in _config.yml; this sets it and rewrites its
-# copies (every notebook's install cell, the how-to-run page).
-repository: ## URL=... set the repository URL and rewrite its copies
-	@test -n "$(URL)" || { echo "usage: make repository URL=https://github.com/you/repo"; exit 1; }
-	$(BIN)/python tools/repository.py set $(URL)
+# copies (every notebook's install cell, the how-to-run page). INSTALL=repository
+# (a fork that changes the library) makes the install cell take selfattn from
+# this repository's tag alone, never from PyPI; INSTALL=pypi sets it back.
+repository: ## URL=... [INSTALL=repository] set the repository URL and rewrite its copies
+	@test -n "$(URL)" || { echo "usage: make repository URL=https://github.com/you/repo [INSTALL=pypi|repository]"; exit 1; }
+	$(BIN)/python tools/repository.py set $(URL) $(if $(INSTALL),--install $(INSTALL))
 
 serve: $(HTML) ## serve the built book on http://127.0.0.1:8000
 	$(BIN)/python -m http.server --directory _build/html --bind 127.0.0.1 8000

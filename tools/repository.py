@@ -3,6 +3,7 @@
 Usage::
 
     python tools/repository.py set https://github.com/you/self-attention-executable
+    python tools/repository.py set URL --install repository   # a fork's own library
     python tools/repository.py sync        # rewrite every copy from _config.yml
     python tools/repository.py check       # exit 1 if a copy is stale
     python tools/repository.py published   # exit 1 while the URL is the placeholder
@@ -15,11 +16,18 @@ written by this tool and checked by ``tests/course/test_repository.py``; nobody 
 them by hand.
 
 The install cell installs the released package ``selfattn[lab]`` (from PyPI or
-a mirror of it), else the repository, and never upgrades torch or numpy: it
+a mirror of it), else the repository at this release's tag (``@v2.0.0``:
+never the moving default branch), and never upgrades torch or numpy: it
 pins the installed ones (pip constraints) and stops with a message where they
 are older than pyproject.toml's floors, which it carries too. It installs from
 ``$SELFATTN_SOURCE`` alone when that is set (the tests: a wheel or a local
 copy), and from ``url`` alone when that is a path (the offline bundle's wheel).
+
+What a fork installs: ``repository.install`` in ``_config.yml``, set with
+``set URL --install pypi|repository`` (``make repository URL=...
+INSTALL=repository``). ``pypi`` (the default) tries PyPI's ``selfattn`` first;
+``repository`` leaves PyPI out, so a fork that changes the library gets its
+own code in Colab, from its tag ``v<version>``, and never upstream's release.
 """
 
 from __future__ import annotations
@@ -38,11 +46,13 @@ CONFIG = ROOT / "_config.yml"
 HOW_TO_RUN = ROOT / "book" / "how-to-run.md"
 PYPROJECT = ROOT / "pyproject.toml"
 PLACEHOLDER = "OWNER"
+# where the install cell takes selfattn from (repository.install in _config.yml)
+INSTALL_FROM = ("pypi", "repository")
 # The packages whose installed release the cell keeps (pinned, never upgraded).
 KEPT = ("torch", "numpy")
 IMPORT_NAMES = {"scikit-learn": "sklearn"}  # distribution -> module, where they differ
 
-# __URL__, __RELEASE__, __FLOORS__ and __MODULES__ are filled in from
+# __URL__, __TAG__, __RELEASE__, __FLOORS__ and __MODULES__ are filled in from
 # _config.yml and pyproject.toml (install_cell).
 INSTALL_CELL = """\
 # Install the course library with its extra lab where missing (e.g. on Colab);
@@ -57,8 +67,8 @@ import subprocess
 import sys
 import tempfile
 
-url = "git+__URL__"
-release = "__RELEASE__"  # from PyPI (or a mirror); else from url
+url = "git+__URL__@__TAG__"
+release = __RELEASE__
 floors = __FLOORS__
 lab = __MODULES__  # what the extra lab brings
 
@@ -93,7 +103,7 @@ if importlib.util.find_spec("selfattn") is None or any(
     if source or "://" not in url:  # a local source: it alone
         tries = [_direct(source or url)]
     else:
-        tries = [release, _direct(url)]
+        tries = [spec for spec in (release, _direct(url)) if spec]
     with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as pins:
         pins.writelines(keep)
     for spec in tries:
@@ -110,8 +120,22 @@ BLOCK = re.compile(r"```python\n" + re.escape(OPENING) + r".*?\n```", re.S)
 TEMPLATE = ROOT / "templates" / "chapter.ipynb"
 
 
+def _repository() -> dict:
+    return yaml.safe_load(CONFIG.read_text(encoding="utf-8"))["repository"]
+
+
 def url() -> str:
-    return yaml.safe_load(CONFIG.read_text(encoding="utf-8"))["repository"]["url"]
+    return _repository()["url"]
+
+
+def install_from() -> str:
+    """``pypi`` (PyPI's release first, then the tag) or ``repository`` (the tag)."""
+    where = _repository().get("install", "pypi")
+    if where not in INSTALL_FROM:
+        raise SystemExit(
+            f"repository.install in _config.yml: {where!r}, not pypi/repository"
+        )
+    return where
 
 
 def _project() -> dict:
@@ -136,6 +160,11 @@ def release() -> str:
     return f"selfattn[lab]~={major}.{minor}"
 
 
+def tag() -> str:
+    """The git tag of this release, ``v<version>``: what the workflow publishes."""
+    return f"v{_project()['version']}"
+
+
 def modules() -> tuple[str, ...]:
     """The modules of the extra lab's packages (the chapters import them)."""
     lab = [_name_and_floor(r)[0] for r in _project()["optional-dependencies"]["lab"]]
@@ -146,12 +175,20 @@ def install_cell(
     repo_url: str,
     floors_: dict[str, str] | None = None,
     modules_: tuple[str, ...] | None = None,
+    install: str | None = None,
 ) -> str:
-    """The install cell for ``repo_url`` (the tests may change floors, modules)."""
+    """The install cell for ``repo_url`` (the tests may change floors, modules
+    and where it installs from; default: ``repository.install``)."""
     names = modules() if modules_ is None else modules_
+    pypi = (install or install_from()) == "pypi"
     fills = {
         "__URL__": repo_url,
-        "__RELEASE__": release(),
+        "__TAG__": tag(),
+        "__RELEASE__": (
+            f"{json.dumps(release())}  # from PyPI (or a mirror); else from url"
+            if pypi
+            else "None  # not from PyPI: this repository's code, from url"
+        ),
         "__FLOORS__": json.dumps(floors() if floors_ is None else floors_),
         "__MODULES__": "(" + ", ".join(json.dumps(m) for m in names) + ")",
     }
@@ -219,9 +256,12 @@ def sync() -> None:
     HOW_TO_RUN.write_text(page, encoding="utf-8")
 
 
-def set_url(repo_url: str) -> None:
+def set_url(repo_url: str, install: str | None = None) -> None:
+    """Set repository.url (and repository.install, when given), then sync."""
     if not re.fullmatch(r"https://github\.com/[\w.-]+/[\w.-]+", repo_url):
         raise SystemExit(f"expected https://github.com/OWNER/REPO, got {repo_url!r}")
+    if install is not None and install not in INSTALL_FROM:
+        raise SystemExit(f"--install takes pypi or repository, not {install!r}")
     text = CONFIG.read_text(encoding="utf-8")
     new, n = re.subn(
         r"(?m)^(repository:\n(?:  #.*\n)*  url: ).*$",
@@ -230,6 +270,10 @@ def set_url(repo_url: str) -> None:
     )
     if n != 1:
         raise SystemExit("could not find repository.url in _config.yml")
+    if install is not None:
+        new, n = re.subn(r"(?m)^(  install: ).*$", lambda m: m.group(1) + install, new)
+        if n != 1:
+            raise SystemExit("could not find repository.install in _config.yml")
     CONFIG.write_text(new, encoding="utf-8")
     sync()
 
@@ -238,6 +282,8 @@ def main(argv: list[str]) -> int:
     match argv:
         case ["set", repo_url]:
             set_url(repo_url)
+        case ["set", repo_url, "--install", install]:
+            set_url(repo_url, install)
         case ["sync"]:
             sync()
         case ["check"]:

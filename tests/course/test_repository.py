@@ -107,3 +107,67 @@ def test_the_install_cell_stops_where_numpy_is_below_its_floor(
     assert done.returncode != 0
     assert f"selfattn needs numpy >= 99; this Python has {numpy[1]}" in done.stderr
     assert own_packages(python) == set()  # nothing installed
+
+
+def _pip_calls(monkeypatch: pytest.MonkeyPatch, cell: str, fails: int = 0) -> list[str]:
+    """What the cell asks pip for where selfattn is missing: the spec of each
+    try, in order (pip is not run; the first ``fails`` tries fail)."""
+    import importlib.util as util
+
+    real = util.find_spec
+    calls: list[str] = []
+
+    def find_spec(name: str, *args: object) -> object:
+        return None if name == "selfattn" else real(name, *args)
+
+    def run(cmd: list[str], **kwargs: object) -> subprocess.CompletedProcess:
+        calls.append(cmd[-1])
+        return subprocess.CompletedProcess(cmd, int(len(calls) <= fails), "", "no")
+
+    monkeypatch.delenv("SELFATTN_SOURCE", raising=False)
+    monkeypatch.setattr(util, "find_spec", find_spec)
+    monkeypatch.setattr(subprocess, "run", run)
+    try:
+        exec(compile(cell, "install-cell", "exec"), {})
+    except RuntimeError as error:
+        assert "pip could not install" in str(error)
+    return calls
+
+
+def test_the_git_fallback_is_the_release_tag(monkeypatch: pytest.MonkeyPatch) -> None:
+    version = repository._project()["version"]
+    cell = repository.install_cell(repository.url(), install="pypi")
+    assert f'url = "git+{repository.url()}@v{version}"' in cell
+    git = f"selfattn[lab] @ git+{repository.url()}@v{version}"
+    assert _pip_calls(monkeypatch, cell) == [repository.release()]
+    assert _pip_calls(monkeypatch, cell, fails=1) == [repository.release(), git]
+    assert _pip_calls(monkeypatch, cell, fails=2) == [repository.release(), git]
+
+
+def test_a_fork_that_installs_from_its_repository_never_asks_pypi(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    fork = "https://github.com/someone/fork"
+    cell = repository.install_cell(fork, install="repository")
+    assert "release = None" in cell
+    version = repository._project()["version"]
+    assert _pip_calls(monkeypatch, cell) == [f"selfattn[lab] @ git+{fork}@v{version}"]
+
+
+def test_set_url_also_sets_where_the_cell_installs_from(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = tmp_path / "_config.yml"
+    config.write_text(repository.CONFIG.read_text(encoding="utf-8"), encoding="utf-8")
+    monkeypatch.setattr(repository, "CONFIG", config)
+    monkeypatch.setattr(repository, "sync", lambda: None)
+    assert repository.install_from() == "pypi"
+    repository.main(
+        ["set", "https://github.com/someone/fork", "--install", "repository"]
+    )
+    assert repository.url() == "https://github.com/someone/fork"
+    assert repository.install_from() == "repository"
+    repository.set_url("https://github.com/someone/fork")  # keeps the choice
+    assert repository.install_from() == "repository"
+    with pytest.raises(SystemExit, match="pypi or repository"):
+        repository.set_url("https://github.com/someone/fork", "conda")
