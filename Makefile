@@ -24,7 +24,7 @@ SOURCES := _config.yml _toc.yml $(wildcard book/*.md book/*.bib book/*/*.md) \
 .PHONY: chapter chapter-check book book-prebuilt book-checked pdf pdf-check student student-check bundle bundle-check editions repository \
         reader-notebooks reader-notebooks-check notebooks-branches student-pdf \
         bundle-student wheel test unit notebooks seeds browser lint format serve \
-        execute lock explore mutation stress check dist floors clean help
+        execute lock explore mutation stress sweep check dist floors clean help
 
 # `make help` lists every target that has a `## ` comment, one line each.
 help: ## this list
@@ -170,6 +170,21 @@ check: $(STAMP) ## NB=notebooks/x.ipynb: portable pass and seeds 1-4 of one chap
 	env $(PORTABLE) $(BIN)/python -m pytest $(NB) -q -p no:cacheprovider
 	for s in 1 2 3 4; do env SELFATTN_SEED=$$s OMP_NUM_THREADS=1 $(BIN)/python \
 	    -m pytest $(NB) -q -p no:cacheprovider --nbval-lax || exit 1; done
+
+# Not part of `make test`: every claim about a trained or sampled quantity
+# (selfattn.lab.claims.claim) measured over many draws. Each chapter that
+# states one runs once per base seed in SWEEP_SEEDS with portable kernels and
+# once per seed in SWEEP_NATIVE with native kernels, one thread each, SWEEP_JOBS
+# at a time; tests/seeds.json and tests/SEEDS.md are rewritten (for NB=... only
+# those chapters' entries). It fails when a claim fails at any draw or its
+# margin is under a quarter of its range (CONTRIBUTING, "Claims over many
+# draws"). About an hour for every chapter.
+SWEEP_SEEDS  ?= 0-11
+SWEEP_NATIVE ?= 0-3
+SWEEP_JOBS   ?= 2
+sweep: $(STAMP) ## every claim over 12 seeds + native kernels (NB=... for some; slow)
+	$(BIN)/python tools/sweep.py --seeds $(SWEEP_SEEDS) --native $(SWEEP_NATIVE) \
+	    --jobs $(SWEEP_JOBS) $(if $(filter command line,$(origin NB)),$(NB))
 
 # Not part of `make test`: the chapters that measure time, run again and again
 # with portable kernels on one thread beside CPU-bound processes (hours; every

@@ -101,13 +101,104 @@ def test_every_seed_comes_from_the_seed_helper(path):
     )
 
 
-def _asserts(source: str) -> bool:
-    """True if the cell's code has an ``assert`` statement (not just the word)."""
+def _parse(source: str) -> ast.Module:
+    """A cell's code as Python (IPython's ``%`` and ``!`` lines as ``pass``)."""
     code = "\n".join(
         "pass" if line.lstrip().startswith(("%", "!")) else line
         for line in source.splitlines()
     )
-    return any(isinstance(node, ast.Assert) for node in ast.walk(ast.parse(code)))
+    return ast.parse(code)
+
+
+def _asserts(source: str) -> bool:
+    """True if the cell checks something: an ``assert`` statement, a ``claim``
+    or an ``assert_*`` call (not just the word)."""
+    for node in ast.walk(_parse(source)):
+        if isinstance(node, ast.Assert):
+            return True
+        if isinstance(node, ast.Call):
+            f = node.func
+            name = f.id if isinstance(f, ast.Name) else getattr(f, "attr", "")
+            if name == "claim" or name.startswith("assert_"):
+                return True
+    return False
+
+
+# A claim about a trained or sampled quantity is one draw of a random process:
+# it goes through selfattn.lab.claims.claim, which `make sweep` records over
+# many draws (tests/SEEDS.md), never through a bare assert. A chapter's
+# training and sampling results live in the cells nbval does not compare
+# (tagged nbval-ignore-output); a bare assert that orders (<, <=, >, >=) a name
+# bound at the top of such a cell is a bare claim on a trained quantity.
+_ORDER = (ast.Lt, ast.LtE, ast.Gt, ast.GtE)
+
+
+def _top_level_names(tree: ast.Module) -> set[str]:
+    """The names a cell binds at its top level (not loop or comprehension names)."""
+    out: set[str] = set()
+    for node in tree.body:
+        targets = []
+        if isinstance(node, ast.Assign):
+            targets = node.targets
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+            targets = [node.target]
+        for target in targets:
+            out |= {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
+    return out
+
+
+def bare_trained_asserts(cells: list[dict]) -> list[tuple[int, str]]:
+    """(code cell index, line) of each bare assert ordering a trained quantity."""
+    trained: set[str] = set()
+    found = []
+    for i, cell in enumerate(cells):
+        source = "".join(cell["source"])
+        tree = _parse(source)
+        if "nbval-ignore-output" in cell["metadata"].get("tags", []):
+            trained |= _top_level_names(tree)
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Assert):
+                continue
+            orders = any(
+                isinstance(op, _ORDER)
+                for c in ast.walk(node.test)
+                if isinstance(c, ast.Compare)
+                for op in c.ops
+            )
+            names = {n.id for n in ast.walk(node.test) if isinstance(n, ast.Name)}
+            if orders and names & trained:
+                found.append((i, source.splitlines()[node.lineno - 1].strip()))
+    return found
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_trained_quantities_are_claimed_not_asserted(path):
+    """Every threshold on a trained or sampled number goes through ``claim``."""
+    found = bare_trained_asserts(_code_cells(_load(path)))
+    assert not found, (
+        f"{path.name}: a bare assert on a trained or sampled quantity (code cell, "
+        f"line): {found}. State it with selfattn.lab.claims.claim(name, value, op, "
+        "threshold) so `make sweep` measures it over many draws (CONTRIBUTING, "
+        "'Claims over many draws')"
+    )
+
+
+def test_the_trained_assert_check_fires():
+    """The rule above sees a bare assert and accepts the claim that replaces it."""
+
+    def cell(source, tagged=False):
+        tags = ["nbval-ignore-output"] if tagged else []
+        return {"source": [source], "metadata": {"tags": tags}}
+
+    trained = cell("acc = np.array([train(s) for s in seeds])", tagged=True)
+    bare = cell("assert acc.min() > 0.85, acc")
+    claimed = cell('claim("every run learns", acc.min(), ">", 0.85)')
+    exact = cell("assert acc.shape == (3,)")
+    assert bare_trained_asserts([trained, bare]) == [
+        (1, "assert acc.min() > 0.85, acc")
+    ]
+    assert bare_trained_asserts([trained, claimed, exact]) == []
+    assert bare_trained_asserts([cell("acc = 1.0"), bare]) == []
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)

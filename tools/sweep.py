@@ -1,0 +1,328 @@
+"""Every claim of every chapter that trains or samples, over many draws: `make sweep`.
+
+Usage (from the repository root)::
+
+    .venv/bin/python tools/sweep.py [--seeds 0-11] [--native 0-11] [--jobs 2] [NB ...]
+    .venv/bin/python tools/sweep.py --report     # rewrite tests/SEEDS.md only
+
+A chapter states each claim about a trained or sampled quantity with
+:func:`selfattn.lab.claims.claim`. This tool executes each chapter that does
+(or the NBs named) once per draw: each base seed of ``--seeds`` with PyTorch's
+portable kernels on one thread (as the portable pass of ``make test``), and
+each of ``--native`` with the machine's native kernels on one thread. ``--jobs``
+draws run at a time (one per core). In every run the environment variable
+``SELFATTN_CLAIMS`` names a file where :func:`claim` records each value, and
+``SELFATTN_CLAIMS_GO_ON=1`` lets a failed claim be recorded without stopping
+the chapter, so every claim is measured at every draw.
+
+The raw results go to ``tests/seeds.json`` (one entry per chapter, draw and
+kernel set: the wall time, the errors and every claim's value); a run of some
+chapters replaces only their entries. ``tests/SEEDS.md`` is then written from
+it: for each claim, the threshold, min, median and max over the draws, how many
+draws passed, and the margin: the distance from the threshold to the nearest
+value, as a share of the range of values. A claim needs every draw to pass and
+a margin of at least a quarter of the range, or a reason in
+``tests/seeds_reasons.toml`` (keyed ``"chapter: claim"``). The exit status is 1
+when a claim fails that test, or a run stopped with an error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import tomllib
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+RECORD = ROOT / "tests" / "seeds.json"
+REPORT = ROOT / "tests" / "SEEDS.md"
+REASONS = ROOT / "tests" / "seeds_reasons.toml"
+PORTABLE = {
+    "ATEN_CPU_CAPABILITY": "default",
+    "OMP_NUM_THREADS": "1",
+    "MKL_NUM_THREADS": "1",
+    "MKL_CBWR": "COMPATIBLE",
+}
+NATIVE = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+BUDGET_S = 90  # a chapter's wall time, portable kernels, one core
+MARGIN_SHARE = 0.25  # the threshold lies outside the range by this share of it
+
+
+def claiming_chapters() -> list[Path]:
+    """The chapters with a code cell that states a claim (``claim(``)."""
+    found = []
+    for path in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        cells = json.loads(path.read_text())["cells"]
+        code = ["".join(c["source"]) for c in cells if c["cell_type"] == "code"]
+        if any("claim(" in src for src in code):
+            found.append(path)
+    return found
+
+
+# The runner executed in a fresh Python per draw: the notebook top to bottom in
+# one kernel, errors kept (nbclient's allow_errors), the wall time measured.
+RUNNER = r"""
+import json, resource, sys, time
+import nbformat
+from nbclient import NotebookClient
+path, out = sys.argv[1], sys.argv[2]
+nb = nbformat.read(path, as_version=4)
+start = time.perf_counter()
+NotebookClient(nb, timeout=600, kernel_name="python3", allow_errors=True,
+               resources={"metadata": {"path": sys.argv[3]}}).execute()
+wall = time.perf_counter() - start
+kids = resource.getrusage(resource.RUSAGE_CHILDREN)  # the kernel, ended
+cpu = kids.ru_utime + kids.ru_stime
+errors = []
+for i, cell in enumerate(nb.cells):
+    for o in cell.get("outputs", []):
+        if o.get("output_type") == "error":
+            errors.append(f"cell {i}: {o['ename']}: {o['evalue']}"[:300])
+json.dump({"wall_s": round(wall, 1), "cpu_s": round(cpu, 1), "errors": errors},
+          open(out, "w"))
+"""
+
+
+def run_draw(path: Path, seed: int, kernels: str) -> dict:
+    """Execute one chapter at one base seed with one kernel set."""
+    with tempfile.TemporaryDirectory() as tmp:
+        claims, result = Path(tmp) / "claims.jsonl", Path(tmp) / "result.json"
+        env = {
+            **os.environ,
+            **(PORTABLE if kernels == "portable" else NATIVE),
+            "SELFATTN_SEED": str(seed),
+            "SELFATTN_CLAIMS": str(claims),
+            "SELFATTN_CLAIMS_GO_ON": "1",
+            "SELFATTN_DEVICE": "cpu",
+        }
+        if kernels == "native":
+            env.pop("ATEN_CPU_CAPABILITY", None)
+            env.pop("MKL_CBWR", None)
+        cmd = [sys.executable, "-c", RUNNER, str(path), str(result), str(path.parent)]
+        proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
+        if proc.returncode != 0 or not result.exists():
+            done = {
+                "wall_s": None,
+                "cpu_s": None,
+                "errors": [proc.stderr.strip()[-300:]],
+            }
+        else:
+            done = json.loads(result.read_text())
+        lines = claims.read_text().splitlines() if claims.exists() else []
+    return {
+        "chapter": path.stem,
+        "seed": seed,
+        "kernels": kernels,
+        **done,
+        "claims": [json.loads(line) for line in lines],
+    }
+
+
+def seed_list(text: str) -> list[int]:
+    """'0-11' or '0,3,5' or '' -> the seeds."""
+    out: list[int] = []
+    for part in filter(None, text.split(",")):
+        lo, _, hi = part.partition("-")
+        out.extend(range(int(lo), int(hi or lo) + 1))
+    return out
+
+
+def _fmt(x: float) -> str:
+    return f"{x:.4g}"
+
+
+def summarise(runs: list[dict], reasons: dict) -> tuple[list, list, list, list]:
+    """The claims' rows, the chapters' times, the margins and the problems."""
+    problems: list[str] = []
+    chapters = sorted({r["chapter"] for r in runs})
+    rows, times, tight = [], [], []
+    for chapter in chapters:
+        mine = [r for r in runs if r["chapter"] == chapter]
+        for r in mine:
+            for e in r["errors"]:
+                problems.append(f"{chapter} seed {r['seed']} {r['kernels']}: {e}")
+        walls = [r["cpu_s"] for r in mine if r["kernels"] == "portable" and r["cpu_s"]]
+        if walls:
+            worst = max(walls)
+            times.append((chapter, statistics.median(walls), worst, len(walls)))
+            if worst > BUDGET_S:
+                problems.append(f"{chapter}: {worst:.0f} s with portable kernels")
+        names: list[str] = []
+        for r in mine:
+            for c in r["claims"]:
+                if c["name"] not in names:
+                    names.append(c["name"])
+        for name in names:
+            got = [c for r in mine for c in r["claims"] if c["name"] == name]
+            values = [c["value"] for c in got]
+            op, thresholds = got[0]["op"], {c["threshold"] for c in got}
+            if len(thresholds) > 1:
+                problems.append(f"{chapter}: {name!r} has several thresholds")
+            t = got[0]["threshold"]
+            passed = sum(c["held"] for c in got)
+            lo, hi = min(values), max(values)
+            spread = hi - lo
+            if op in (">", ">="):
+                gap = lo - t
+            elif op in ("<", "<="):
+                gap = t - hi
+            else:
+                gap = None
+            if gap is None:
+                share, margin = None, "exact"
+            elif spread == 0:
+                share, margin = float("inf"), f"{_fmt(gap)} (no spread)"
+            else:
+                share = gap / spread
+                margin = f"{_fmt(gap)} ({share:.2f} of the range)"
+            key = f"{chapter}: {name}"
+            reason = reasons.get(key, "")
+            if share is not None and share != float("inf"):
+                tight.append((share, key))
+            ok = passed == len(got) and (
+                share is None or share >= MARGIN_SHARE or bool(reason)
+            )
+            if passed < len(got):
+                problems.append(f"{key}: {len(got) - passed} of {len(got)} draws fail")
+            elif not ok:
+                problems.append(f"{key}: margin {margin} is under a quarter")
+            rows.append(
+                f"| {chapter} | {name} | {op} {_fmt(t)} | {_fmt(lo)} | "
+                f"{_fmt(statistics.median(values))} | {_fmt(hi)} | "
+                f"{passed}/{len(got)} | {margin} | {reason or ('yes' if ok else 'NO')} |"
+            )
+    tight.sort()
+    return rows, times, tight, problems
+
+
+def write_report(record: dict) -> list[str]:
+    reasons = tomllib.loads(REASONS.read_text()) if REASONS.exists() else {}
+    rows, times, tight, problems = summarise(record["runs"], reasons)
+    meta = record["meta"]
+    draws = sorted({(r["kernels"], r["seed"]) for r in record["runs"]})
+    portable = sorted({s for k, s in draws if k == "portable"})
+    native = sorted({s for k, s in draws if k == "native"})
+    lines = [
+        "# Every claim over many draws",
+        "",
+        "Generated by `make sweep` (`tools/sweep.py`); do not edit by hand. "
+        "Each chapter that states a claim about a trained or sampled quantity "
+        "(`selfattn.lab.claims.claim`) is executed once per draw: each base seed "
+        "(`SELFATTN_SEED`) with PyTorch's portable kernels on one thread, and "
+        "again with the machine's native kernels. A claim stands when every "
+        "draw passes and its threshold lies outside the range of the values "
+        "by at least a quarter of that range (the margin below), or when "
+        "`tests/seeds_reasons.toml` gives the reason it need not.",
+        "",
+        f"- Last run: {meta.get('date', '?')}, `{meta.get('command', '?')}`, "
+        f"wall time {meta.get('wall_s', '?')} s with {meta.get('jobs', '?')} "
+        "draws at a time.",
+        f"- Machine: {meta.get('machine', '?')}; torch {meta.get('torch', '?')}.",
+        f"- Portable kernels, base seeds: {', '.join(map(str, portable)) or 'none'}.",
+        f"- Native kernels, base seeds: {', '.join(map(str, native)) or 'none'}.",
+        "",
+        "## Claims",
+        "",
+        "| chapter | claim | holds if | min | median | max | passed | margin | "
+        "stands |",
+        "|---|---|---|---:|---:|---:|---:|---|---|",
+        *rows,
+        "",
+        "## The tightest margins",
+        "",
+        *[f"- {share:.2f} of the range: {key}" for share, key in tight[:5]],
+        "",
+        "## A learner's wait",
+        "",
+        f"Time of each chapter with portable kernels on one thread, over the "
+        f"portable draws: the CPU seconds of its kernel, which is the wall time "
+        f"on an idle core (budget {BUDGET_S} s; the sweep runs draws side by "
+        f"side, so their wall times depend on the load):",
+        "",
+        "| chapter | median (CPU s) | worst (CPU s) | draws |",
+        "|---|---:|---:|---:|",
+        *[f"| {c} | {m:.0f} | {w:.0f} | {n} |" for c, m, w, n in times],
+        "",
+        "## Problems",
+        "",
+        *([f"- {p}" for p in problems] or ["None: every claim stands."]),
+        "",
+    ]
+    REPORT.write_text("\n".join(lines))
+    return problems
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("notebooks", nargs="*", type=Path)
+    ap.add_argument("--seeds", default="0-11", help="portable kernels (e.g. 0-11)")
+    ap.add_argument("--native", default="0-11", help="native kernels (e.g. 0-2)")
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--report", action="store_true", help="only rewrite SEEDS.md")
+    args = ap.parse_args(argv)
+    record = (
+        json.loads(RECORD.read_text()) if RECORD.exists() else {"meta": {}, "runs": []}
+    )
+    if not args.report:
+        paths = [p.resolve() for p in args.notebooks] or claiming_chapters()
+        draws = [(p, s, "portable") for p in paths for s in seed_list(args.seeds)]
+        draws += [(p, s, "native") for p in paths for s in seed_list(args.native)]
+        start = time.monotonic()
+        done: list[dict] = []
+        with ThreadPoolExecutor(args.jobs) as pool:
+            for result in pool.map(lambda d: run_draw(*d), draws):
+                done.append(result)
+                bad = [c["name"] for c in result["claims"] if not c["held"]]
+                print(
+                    f"{result['chapter']:32s} seed {result['seed']:3d} "
+                    f"{result['kernels']:8s} {result['wall_s'] or 0:6.1f} s "
+                    f"(CPU {result['cpu_s'] or 0:5.1f} s) "
+                    f"claims {len(result['claims']):3d} failed {bad} "
+                    f"errors {result['errors']}",
+                    flush=True,
+                )
+        names = {p.stem for p in paths}
+        import torch
+
+        record["runs"] = [r for r in record["runs"] if r["chapter"] not in names] + done
+        record["meta"] = {
+            "date": datetime.date.today().isoformat(),
+            "command": "make sweep"
+            + (
+                f" NB='{' '.join(str(p.relative_to(ROOT)) for p in paths)}'"
+                if args.notebooks
+                else ""
+            ),
+            "wall_s": round(time.monotonic() - start),
+            "jobs": args.jobs,
+            "machine": f"{platform.processor() or platform.machine()}, {_cpu_name()}",
+            "torch": torch.__version__,
+        }
+        RECORD.write_text(json.dumps(record, indent=1) + "\n")
+    problems = write_report(record)
+    for p in problems:
+        print("PROBLEM:", p)
+    return 1 if problems else 0
+
+
+def _cpu_name() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown CPU"
+
+
+if __name__ == "__main__":
+    sys.exit(main())
