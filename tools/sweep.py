@@ -195,10 +195,11 @@ def summarise(runs: list[dict], reasons: dict) -> tuple[list, list, list, list]:
                 problems.append(f"{key}: {len(got) - passed} of {len(got)} draws fail")
             elif not ok:
                 problems.append(f"{key}: margin {margin} is under a quarter")
+            stands = reason or ("yes" if ok else "NO")
             rows.append(
                 f"| {chapter} | {name} | {op} {_fmt(t)} | {_fmt(lo)} | "
                 f"{_fmt(statistics.median(values))} | {_fmt(hi)} | "
-                f"{passed}/{len(got)} | {margin} | {reason or ('yes' if ok else 'NO')} |"
+                f"{passed}/{len(got)} | {margin} | {stands} |"
             )
     tight.sort()
     return rows, times, tight, problems

@@ -3,7 +3,8 @@
 Figures (:mod:`~selfattn.lab.plotting`, :mod:`~selfattn.lab.diagrams`),
 training (:mod:`~selfattn.lab.training`), data sets
 (:mod:`~selfattn.lab.data`), seeds (:mod:`~selfattn.lab.seeding`), the
-notebooks' glue (:mod:`~selfattn.lab.notebook`) and measuring
+notebooks' glue (:mod:`~selfattn.lab.notebook`), claims about trained or
+sampled quantities (:mod:`~selfattn.lab.claims`) and measuring
 (:mod:`~selfattn.lab.measure`). The bench imports the library
 (``selfattn``); the library never imports the bench (a test enforces it), so
 ``selfattn`` alone depends on torch and numpy only. The bench's own
