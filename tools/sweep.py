@@ -15,13 +15,14 @@ draws run at a time (one per core). In every run the environment variable
 ``SELFATTN_CLAIMS_GO_ON=1`` lets a failed claim be recorded without stopping
 the chapter, so every claim is measured at every draw.
 
-The raw results go to ``tests/seeds.json`` (one entry per chapter, draw and
-kernel set: the wall time, the errors and every claim's value); a run of some
-chapters replaces only their entries. ``tests/SEEDS.md`` is then written from
-it: for each claim, the threshold, min, median and max over the draws, how many
-draws passed, and the margin: the distance from the threshold to the nearest
-value, as a share of the range of values. A claim needs every draw to pass and
-a margin of at least a quarter of the range, or a reason in
+The raw results go to ``tests/seeds/<chapter>.json`` (the run's date,
+command, machine and wall time; one entry per draw and kernel set: the times,
+the errors and every claim's value); a run of some chapters replaces only
+their files. ``tests/SEEDS.md`` is then written from all of them: for each
+claim, the threshold, min, median and max over the draws, how many draws
+passed, and the margin: the distance from the threshold to the nearest value,
+as a share of the range of values. A claim needs every draw to pass and a
+margin of at least a quarter of the range, or a reason in
 ``tests/seeds_reasons.toml`` (keyed ``"chapter: claim"``). The exit status is 1
 when a claim fails that test, or a run stopped with an error.
 """
@@ -43,7 +44,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-RECORD = ROOT / "tests" / "seeds.json"
+RECORDS = ROOT / "tests" / "seeds"  # one JSON file per chapter
 REPORT = ROOT / "tests" / "SEEDS.md"
 REASONS = ROOT / "tests" / "seeds_reasons.toml"
 PORTABLE = {
@@ -205,13 +206,20 @@ def summarise(runs: list[dict], reasons: dict) -> tuple[list, list, list, list]:
     return rows, times, tight, problems
 
 
-def write_report(record: dict) -> list[str]:
+def write_report() -> list[str]:
+    """Write tests/SEEDS.md from every chapter's record; return the problems."""
     reasons = tomllib.loads(REASONS.read_text()) if REASONS.exists() else {}
-    rows, times, tight, problems = summarise(record["runs"], reasons)
-    meta = record["meta"]
-    draws = sorted({(r["kernels"], r["seed"]) for r in record["runs"]})
-    portable = sorted({s for k, s in draws if k == "portable"})
-    native = sorted({s for k, s in draws if k == "native"})
+    records = {
+        p.stem: json.loads(p.read_text()) for p in sorted(RECORDS.glob("*.json"))
+    }
+    runs = [r for rec in records.values() for r in rec["runs"]]
+    rows, times, tight, problems = summarise(runs, reasons)
+    runs_table = [
+        f"| {name} | {m['date']} | {m['seeds']} | {m['native']} | "
+        f"{m['wall_s']} | {m['jobs']} | {m['machine']} | {m['torch']} |"
+        for name, rec in records.items()
+        for m in [rec["meta"]]
+    ]
     lines = [
         "# Every claim over many draws",
         "",
@@ -224,12 +232,17 @@ def write_report(record: dict) -> list[str]:
         "by at least a quarter of that range (the margin below), or when "
         "`tests/seeds_reasons.toml` gives the reason it need not.",
         "",
-        f"- Last run: {meta.get('date', '?')}, `{meta.get('command', '?')}`, "
-        f"wall time {meta.get('wall_s', '?')} s with {meta.get('jobs', '?')} "
-        "draws at a time.",
-        f"- Machine: {meta.get('machine', '?')}; torch {meta.get('torch', '?')}.",
-        f"- Portable kernels, base seeds: {', '.join(map(str, portable)) or 'none'}.",
-        f"- Native kernels, base seeds: {', '.join(map(str, native)) or 'none'}.",
+        "## The runs",
+        "",
+        "Each chapter's last sweep: its date, the base seeds with portable "
+        "and with native kernels, the wall time of the whole run in seconds "
+        "and how many draws ran side by side (`tests/seeds/<chapter>.json` "
+        "holds every value).",
+        "",
+        "| chapter | date | portable seeds | native seeds | wall (s) | jobs | "
+        "CPU | torch |",
+        "|---|---|---|---|---:|---:|---|---|",
+        *runs_table,
         "",
         "## Claims",
         "",
@@ -270,9 +283,6 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--report", action="store_true", help="only rewrite SEEDS.md")
     args = ap.parse_args(argv)
-    record = (
-        json.loads(RECORD.read_text()) if RECORD.exists() else {"meta": {}, "runs": []}
-    )
     if not args.report:
         paths = [p.resolve() for p in args.notebooks] or claiming_chapters()
         draws = [(p, s, "portable") for p in paths for s in seed_list(args.seeds)]
@@ -291,11 +301,9 @@ def main(argv: list[str] | None = None) -> int:
                     f"errors {result['errors']}",
                     flush=True,
                 )
-        names = {p.stem for p in paths}
         import torch
 
-        record["runs"] = [r for r in record["runs"] if r["chapter"] not in names] + done
-        record["meta"] = {
+        meta = {
             "date": datetime.date.today().isoformat(),
             "command": "make sweep"
             + (
@@ -303,13 +311,19 @@ def main(argv: list[str] | None = None) -> int:
                 if args.notebooks
                 else ""
             ),
+            "seeds": args.seeds,
+            "native": args.native,
             "wall_s": round(time.monotonic() - start),
             "jobs": args.jobs,
-            "machine": f"{platform.processor() or platform.machine()}, {_cpu_name()}",
+            "machine": _cpu_name(),
             "torch": torch.__version__,
         }
-        RECORD.write_text(json.dumps(record, indent=1) + "\n")
-    problems = write_report(record)
+        RECORDS.mkdir(exist_ok=True)
+        for p in paths:
+            runs = [r for r in done if r["chapter"] == p.stem]
+            record = {"meta": meta, "runs": runs}
+            (RECORDS / f"{p.stem}.json").write_text(json.dumps(record, indent=1) + "\n")
+    problems = write_report()
     for p in problems:
         print("PROBLEM:", p)
     return 1 if problems else 0
