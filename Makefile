@@ -3,7 +3,14 @@
 #   make test   (the whole test suite: library, notebooks, the built book)
 # Both create .venv from requirements.lock when it is missing.
 
+# PYTHON: the Python that makes .venv (and the scratch venvs of make lock and
+# make floors). The lock needs PYTHON_FLOOR or newer: the highest
+# Requires-Python among its packages (soupsieve 4.1.2 needs 3.11.5;
+# tests/course/test_environment.py keeps the two equal). Debian 12's python3
+# is 3.11.2, Ubuntu 22.04's 3.10 and Apple's 3.9: there, name a newer one,
+# e.g. `make book PYTHON=python3.12` (README, "Set-up").
 PYTHON ?= python3
+PYTHON_FLOOR := 3.11.5
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
@@ -33,6 +40,17 @@ help: ## this list
 	    | awk -F'\t' '{ printf "  make %-24s %s\n", $$1, $$2 }'
 
 # --- environment -----------------------------------------------------------
+# $(call check_python,PYTHON): stop, with what to do, where PYTHON is older
+# than PYTHON_FLOOR (before pip fails on one of the lock's packages).
+define check_python
+	@$(1) -c 'import sys; floor = tuple(map(int, "$(PYTHON_FLOOR)".split("."))); \
+	    sys.exit(sys.version_info[:3] < floor)' 2>/dev/null || { \
+	    echo "make: $(1) is $$($(1) --version 2>/dev/null || echo missing); the course's"; \
+	    echo "environment (requirements.lock) needs Python $(PYTHON_FLOOR) or newer."; \
+	    echo "Name a newer one with PYTHON=, e.g. make book PYTHON=python3.12"; \
+	    echo "(and remove a .venv made with the old one: rm -rf $(VENV))."; exit 1; }
+endef
+
 # torch: PyPI's Linux wheel of torch pulls in several GB of CUDA libraries
 # (nvidia-* packages). On Linux we install the CPU build first, with no
 # dependencies (they are all in the lock): from the configured indexes if they
@@ -55,6 +73,7 @@ install_cpu_torch = @true
 endif
 
 $(STAMP): requirements.lock pyproject.toml
+	$(call check_python,$(if $(wildcard $(BIN)/python),$(BIN)/python,$(PYTHON)))
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(call install_cpu_torch,$(BIN)/python)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements.lock
@@ -243,6 +262,7 @@ execute: $(STAMP) ## re-execute notebooks in place (NB=notebooks/x.ipynb for one
 # The lock is frozen from a fresh venv that got the CPU build of torch first, so
 # no CUDA package can enter it; the grep refuses a lock that holds one anyway.
 lock: ## regenerate requirements.lock from pyproject.toml
+	$(call check_python,$(PYTHON))
 	rm -rf .lockenv && $(PYTHON) -m venv .lockenv
 	$(call install_cpu_torch,.lockenv/bin/python)
 	.lockenv/bin/pip install --quiet ".[lab,book,test,dev]"
@@ -292,6 +312,7 @@ floors: $(STAMP) ## the lower bounds of pyproject.toml: tests and two chapters
 	$(PYTHON) tools/floors.py --torch $(FLOOR_TORCH) > $(FLOORS)/constraints.txt
 	$(BIN)/python -m pip wheel --quiet --disable-pip-version-check --no-deps \
 	    --no-build-isolation -w $(FLOORS)/wheel . && rm -rf build
+	$(call check_python,$(PYTHON))
 	$(PYTHON) -m venv $(FLOORS)/venv
 	$(call install_cpu_torch,$(FLOORS)/venv/bin/python,$(shell $(PYTHON) tools/floors.py --torch-version $(FLOOR_TORCH)))
 	$(FLOOR_PIP) install --quiet -c $(FLOORS)/constraints.txt \

@@ -11,9 +11,10 @@ Usage::
 The URL lives in ``_config.yml`` (``repository.url``: the book's repository,
 launch and issue buttons). A notebook opened in Colab cannot read that file,
 so the first cell of every notebook (the install cell, tagged ``remove-cell``)
-carries the URL, and ``book/how-to-run.md`` shows that cell. Those copies are
-written by this tool and checked by ``tests/course/test_repository.py``; nobody edits
-them by hand.
+carries the URL, ``book/how-to-run.md`` shows that cell, and the wheel's
+``[project.urls]`` in ``pyproject.toml`` (PyPI's links) are made from it.
+Those copies are written by this tool and checked by
+``tests/course/test_repository.py``; nobody edits them by hand.
 
 The install cell installs the released package ``selfattn[lab]`` (from PyPI or
 a mirror of it), else the repository at this release's tag (``@v2.0.0``:
@@ -218,6 +219,31 @@ def _install_cell_index(cells: list[dict], path: Path) -> int:
     raise ValueError("the first code cell is not the install cell")
 
 
+URLS = re.compile(r"(?m)^\[project\.urls\]\n(?:[A-Za-z].*\n)*")
+
+
+def site(repo_url: str) -> str:
+    """The published book: ``html.baseurl``, else the GitHub Pages site of
+    ``repo_url`` (as tools/reader_notebooks.py's ``published_url``)."""
+    config = yaml.safe_load(CONFIG.read_text(encoding="utf-8"))
+    base = (config.get("html") or {}).get("baseurl")
+    if base:
+        return base.rstrip("/") + "/"
+    owner, name = repo_url.rstrip("/").split("/")[-2:]
+    return f"https://{owner.lower()}.github.io/{name}/"
+
+
+def project_urls(repo_url: str) -> str:
+    """``[project.urls]`` of pyproject.toml for ``repo_url``: PyPI's links."""
+    links = {
+        "Homepage": site(repo_url),
+        "Source": repo_url,
+        "Issues": f"{repo_url}/issues",
+        "Releases": f"{repo_url}/releases",
+    }
+    return "[project.urls]\n" + "".join(f'{k} = "{v}"\n' for k, v in links.items())
+
+
 def stale(repo_url: str | None = None) -> list[str]:
     """The copies that differ from what ``repo_url`` (default: the config's) gives."""
     want = install_cell(repo_url or url())
@@ -232,6 +258,9 @@ def stale(repo_url: str | None = None) -> list[str]:
     blocks = BLOCK.findall(HOW_TO_RUN.read_text(encoding="utf-8"))
     if blocks != [f"```python\n{want}\n```"]:
         out.append(HOW_TO_RUN.relative_to(ROOT).as_posix())
+    urls = URLS.findall(PYPROJECT.read_text(encoding="utf-8"))
+    if urls != [project_urls(repo_url or url())]:
+        out.append(PYPROJECT.relative_to(ROOT).as_posix())
     return out
 
 
@@ -254,6 +283,8 @@ def sync() -> None:
     page = HOW_TO_RUN.read_text(encoding="utf-8")
     page = BLOCK.sub(lambda _: f"```python\n{want}\n```", page)
     HOW_TO_RUN.write_text(page, encoding="utf-8")
+    toml = PYPROJECT.read_text(encoding="utf-8")
+    PYPROJECT.write_text(URLS.sub(project_urls(url()), toml, count=1), encoding="utf-8")
 
 
 def set_url(repo_url: str, install: str | None = None) -> None:

@@ -43,7 +43,19 @@ def test_every_copy_of_the_url_is_made_from_the_config() -> None:
 
 def test_a_changed_url_makes_every_copy_stale() -> None:
     other = "https://github.com/someone/elsewhere"
-    assert len(repository.stale(other)) == len(repository.copies()) + 1
+    # the copies, the how-to-run page and pyproject.toml's [project.urls]
+    assert len(repository.stale(other)) == len(repository.copies()) + 2
+
+
+def test_the_wheel_links_to_the_book_the_repository_and_its_releases() -> None:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    urls = project["project"]["urls"]
+    assert urls["Source"] == repository.url()
+    assert urls["Releases"] == repository.url() + "/releases"
+    assert urls["Homepage"].startswith("https://") and urls["Homepage"].endswith("/")
+    assert repository.project_urls("https://github.com/Me/book").startswith(
+        '[project.urls]\nHomepage = "https://me.github.io/book/"\n'
+    )
 
 
 def test_publishing_is_refused_while_the_url_is_the_placeholder() -> None:
