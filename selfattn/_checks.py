@@ -55,6 +55,14 @@ def check_tensor(name: str, x: object, *, min_dim: int = 0) -> Tensor:
     return x
 
 
+def check_sequence(name: str, x: object, width: int) -> Tensor:
+    """Check a batch of sequences ``(B, T, width)``: a module's input; return it."""
+    check_tensor(name, x, min_dim=3)
+    if x.dim() != 3 or x.shape[-1] != width:
+        raise ValueError(f"{name} must have shape (B, T, {width}), got {shape_str(x)}")
+    return x
+
+
 def check_no_nan(name: str, x: Tensor) -> None:
     """Raise ``ValueError`` if ``x`` holds NaN (infinities are allowed: scores).
 

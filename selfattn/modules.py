@@ -16,17 +16,11 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
-from selfattn._checks import check_mask, check_tensor, shape_str
+from selfattn._checks import check_mask, check_sequence, check_tensor, shape_str
 from selfattn._params import init_from
 from selfattn.attention import attend, scaled_dot_product_attention
 
 __all__ = ["SelfAttention", "MultiHeadAttention"]
-
-
-def _check_input(name: str, x: Tensor, width: int) -> None:
-    check_tensor(name, x, min_dim=3)
-    if x.dim() != 3 or x.shape[-1] != width:
-        raise ValueError(f"{name} must have shape (B, T, {width}), got {shape_str(x)}")
 
 
 def _head_mask(
@@ -83,7 +77,7 @@ class SelfAttention(nn.Module):
             self.W_v = nn.Linear(embed_dim, self.d_v, bias=bias)
 
     def _project(self, x: Tensor) -> tuple[Tensor, Tensor, Tensor]:
-        _check_input("x", x, self.embed_dim)
+        check_sequence("x", x, self.embed_dim)
         return self.W_q(x), self.W_k(x), self.W_v(x)  # (B, T, d_k|d_k|d_v)
 
     def forward(
@@ -120,7 +114,9 @@ class MultiHeadAttention(nn.Module):
 
     All heads are computed at once by reshaping the projections to
     ``(B, H, T, d_k)``; no Python loop over heads. With ``key`` and ``value``
-    omitted it is self-attention.
+    omitted it is self-attention. The cached path, for decoding: :meth:`step`
+    (causal self-attention that appends to a cache of keys and values),
+    :meth:`project_kv` and :meth:`forward_kv` (a memory projected once).
 
     Taught in :doc:`/notebooks/multi-head-attention`.
 
@@ -176,7 +172,7 @@ class MultiHeadAttention(nn.Module):
         key = query if key is None else key
         value = key if value is None else value
         for name, x in (("query", query), ("key", key), ("value", value)):
-            _check_input(name, x, self.embed_dim)
+            check_sequence(name, x, self.embed_dim)
         B, T_q = query.shape[:2]
         if key.shape[0] != B or value.shape[:2] != key.shape[:2]:
             raise ValueError(
@@ -186,9 +182,12 @@ class MultiHeadAttention(nn.Module):
             )
         mask = _head_mask(mask, B, self.num_heads, T_q, key.shape[1])
         q = self._split(self.W_q(query))  # (B, H, T_q, d_k)
+        return (q, *self._project_kv(key, value), mask)
+
+    def _project_kv(self, key: Tensor, value: Tensor) -> tuple[Tensor, Tensor]:
         k = self._split(self.W_k(key))  # (B, H, T_k, d_k)
         v = self._split(self.W_v(value))  # (B, H, T_k, d_k)
-        return q, k, v, mask
+        return k, v
 
     def _merge(self, heads: Tensor) -> Tensor:
         """Concatenate the heads ``(B, H, T_q, d_k)`` and apply ``W_o``."""
@@ -237,6 +236,102 @@ class MultiHeadAttention(nn.Module):
         q, k, v, mask = self._heads_and_mask(query, key, value, mask)  # (B, H, T, d_k)
         return scaled_dot_product_attention(q, k, v, mask, causal=causal)[1]
 
+    def project_kv(
+        self, key: Tensor, value: Tensor | None = None
+    ) -> tuple[Tensor, Tensor]:
+        r"""The per-head keys :math:`K W^K_h` and values :math:`V W^V_h` (a cache's).
+
+        key, value ``(B, T_k, D)`` -> ``(k, v)``, each ``(B, H, T_k, d_k)``;
+        ``value`` defaults to ``key``. ``self(query, key, value)`` equals
+        ``self.forward_kv(query, *self.project_kv(key, value))``: a decoder
+        projects its memory once and reuses it at every step.
+
+        Examples:
+            >>> mha = MultiHeadAttention(8, num_heads=2, generator=torch.Generator())
+            >>> x, memory = torch.randn(1, 5, 8), torch.randn(1, 7, 8)
+            >>> k, v = mha.project_kv(memory)  # (B, H, T_k, d_k) each
+            >>> torch.allclose(mha.forward_kv(x, k, v), mha(x, memory))
+            True
+        """
+        value = key if value is None else value
+        for name, x in (("key", key), ("value", value)):
+            check_sequence(name, x, self.embed_dim)
+        if value.shape[:2] != key.shape[:2]:
+            raise ValueError(
+                "key and value must share the batch size and the length, got "
+                f"key {shape_str(key)}, value {shape_str(value)}"
+            )
+        return self._project_kv(key, value)
+
+    def forward_kv(
+        self, query: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None
+    ) -> Tensor:
+        r"""Attention of ``query`` to keys and values already projected.
+
+        .. math:: [\operatorname{softmax}(Q W^Q_h k_h^\top / \sqrt{d_k})\,
+            v_h]_{h=1..H}\, W^O
+
+        query ``(B, T_q, D)``; ``k``, ``v`` ``(B, H, T_k, d_k)`` as
+        :meth:`project_kv` returns them -> ``(B, T_q, D)``. ``mask`` as in
+        ``forward`` (True = may attend). Only ``query`` is projected.
+
+        Examples:
+            >>> mha = MultiHeadAttention(8, num_heads=2, generator=torch.Generator())
+            >>> k, v = mha.project_kv(torch.randn(2, 7, 8))  # a memory, once
+            >>> mha.forward_kv(torch.randn(2, 1, 8), k, v).shape  # at every step
+            torch.Size([2, 1, 8])
+        """
+        check_sequence("query", query, self.embed_dim)
+        B, T_q = query.shape[:2]
+        self._check_kv("k, v", k, v, query)
+        mask = _head_mask(mask, B, self.num_heads, T_q, k.shape[2])
+        q = self._split(self.W_q(query))  # (B, H, T_q, d_k)
+        return self._merge(attend(q, k, v, mask))  # (B, T_q, D)
+
+    def step(
+        self, x: Tensor, cache: tuple[Tensor, Tensor] | None = None
+    ) -> tuple[Tensor, tuple[Tensor, Tensor]]:
+        r"""Causal self-attention of new positions, appending their keys and values.
+
+        ``x`` ``(B, T_new, D)`` holds positions ``t, ..., t + T_new - 1`` and
+        ``cache = (k, v)`` the per-head keys and values ``(B, H, t, d_k)`` of
+        the positions before (None: ``t = 0``). Position ``t + i`` attends to
+        :math:`j \le t + i`, so ``out`` ``(B, T_new, D)`` is the last ``T_new``
+        rows of ``self(prefix, causal=True)``, and only the new positions are
+        projected. Returns ``(out, (k, v))``, ``k, v`` ``(B, H, t + T_new, d_k)``.
+
+        Examples:
+            >>> mha = MultiHeadAttention(8, num_heads=2, generator=torch.Generator())
+            >>> x = torch.randn(1, 5, 8)
+            >>> _, cache = mha.step(x[:, :3])  # a prompt of 3 positions
+            >>> out, cache = mha.step(x[:, 3:], cache)  # then 2 more
+            >>> torch.allclose(out, mha(x, causal=True)[:, 3:], atol=1e-6)
+            True
+        """
+        check_sequence("x", x, self.embed_dim)
+        k, v = self._project_kv(x, x)  # (B, H, T_new, d_k)
+        if cache is not None:
+            self._check_kv("cache", *cache, x)
+            k = torch.cat([cache[0], k], dim=2)  # (B, H, t + T_new, d_k)
+            v = torch.cat([cache[1], v], dim=2)  # (B, H, t + T_new, d_k)
+        T_new = x.shape[1]
+        t = k.shape[2] - T_new  # positions before the new ones
+        # new query i sits at position t + i: it may see keys j <= t + i
+        ones = torch.ones(T_new, t + T_new, dtype=torch.bool, device=x.device)
+        mask = None if T_new == 1 else ones.tril(t)  # (T_new, t + T_new)
+        return self.forward_kv(x, k, v, mask), (k, v)
+
+    def _check_kv(self, name: str, k: object, v: object, query: Tensor) -> None:
+        """Check per-head keys and values ``(B, H, T_k, d_k)`` for ``query``."""
+        B, H, d_k = query.shape[0], self.num_heads, self.d_k
+        for x in (k, v):
+            check_tensor(name, x, min_dim=4)
+        if k.dim() != 4 or k.shape != (B, H, k.shape[2], d_k) or v.shape != k.shape:
+            raise ValueError(
+                f"{name} must be keys and values (B, H, T_k, d_k) = ({B}, {H}, T_k, "
+                f"{d_k}) as project_kv returns them, got {shape_str(k)}, {shape_str(v)}"
+            )
+
     @classmethod
     def from_torch(cls, module: nn.MultiheadAttention) -> MultiHeadAttention:
         """Copy the weights of a ``torch.nn.MultiheadAttention`` (same outputs).
@@ -252,6 +347,28 @@ class MultiHeadAttention(nn.Module):
         attend). PyTorch's weights are averaged over heads unless
         ``average_attn_weights=False``; ours are per head ``(B, H, T_q, T_k)``.
         """
+        state = cls.state_dict_from_torch(module)  # checks module
+        W = module.in_proj_weight
+        new = cls(module.embed_dim, module.num_heads, bias="W_o.bias" in state)
+        new = new.to(device=W.device, dtype=W.dtype)  # copy in W's precision
+        new.load_state_dict(state)
+        return new
+
+    @staticmethod
+    def state_dict_from_torch(module: nn.MultiheadAttention) -> dict[str, Tensor]:
+        """The weights of a ``torch.nn.MultiheadAttention`` as this class's state dict.
+
+        PyTorch stacks :math:`W_q, W_k, W_v` in one ``in_proj_weight``
+        ``(3 D, D)``; here they are three ``nn.Linear``. ``load_state_dict``
+        copies them into a ``MultiHeadAttention`` of the same size, as
+        :meth:`from_torch` and the blocks' ``from_torch`` do.
+
+        Examples:
+            >>> torch_mha = nn.MultiheadAttention(8, 2)
+            >>> state = MultiHeadAttention.state_dict_from_torch(torch_mha)
+            >>> torch.equal(state["W_k.weight"], torch_mha.in_proj_weight[8:16])
+            True
+        """
         if not isinstance(module, nn.MultiheadAttention):
             raise TypeError(
                 "module must be torch.nn.MultiheadAttention, got "
@@ -266,18 +383,11 @@ class MultiHeadAttention(nn.Module):
                 "from_torch supports nn.MultiheadAttention with kdim == vdim == "
                 "embed_dim, add_bias_kv=False and add_zero_attn=False"
             )
-        bias = module.in_proj_bias is not None
-        W = module.in_proj_weight
-        new = cls(module.embed_dim, module.num_heads, bias=bias)
-        new = new.to(device=W.device, dtype=W.dtype)  # copy in W's precision
-        W_q, W_k, W_v = module.in_proj_weight.detach().chunk(3, dim=0)
-        with torch.no_grad():
-            for lin, W in ((new.W_q, W_q), (new.W_k, W_k), (new.W_v, W_v)):
-                lin.weight.copy_(W)
-            new.W_o.weight.copy_(module.out_proj.weight)
-            if bias:
-                b_q, b_k, b_v = module.in_proj_bias.detach().chunk(3)
-                for lin, b in ((new.W_q, b_q), (new.W_k, b_k), (new.W_v, b_v)):
-                    lin.bias.copy_(b)
-                new.W_o.bias.copy_(module.out_proj.bias)
-        return new
+        W_q, W_k, W_v = module.in_proj_weight.detach().chunk(3, dim=0)  # (D, D) each
+        state = {"W_q.weight": W_q, "W_k.weight": W_k, "W_v.weight": W_v}
+        state["W_o.weight"] = module.out_proj.weight.detach()
+        if module.in_proj_bias is not None:
+            b_q, b_k, b_v = module.in_proj_bias.detach().chunk(3)  # (D,) each
+            state |= {"W_q.bias": b_q, "W_k.bias": b_k, "W_v.bias": b_v}
+            state["W_o.bias"] = module.out_proj.bias.detach()
+        return state

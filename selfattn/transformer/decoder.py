@@ -19,9 +19,8 @@ from typing import NamedTuple
 import torch
 from torch import Tensor, nn
 
-from selfattn._checks import check_mask, check_tensor, shape_str
+from selfattn._checks import check_mask, check_sequence, shape_str
 from selfattn._params import init_from
-from selfattn.attention import attend
 from selfattn.modules import MultiHeadAttention
 
 __all__ = ["KVCache", "TransformerDecoderBlock"]
@@ -50,22 +49,6 @@ class KVCache(NamedTuple):
     v: Tensor
     memory_k: Tensor | None = None
     memory_v: Tensor | None = None
-
-
-def _split(x: Tensor, H: int) -> Tensor:
-    B, T, D = x.shape
-    return x.view(B, T, H, D // H).transpose(1, 2)  # (B, H, T, d_k)
-
-
-def _merge(x: Tensor) -> Tensor:
-    B, H, T, d_k = x.shape
-    return x.transpose(1, 2).reshape(B, T, H * d_k)  # (B, T, D)
-
-
-def _check_seq(name: str, x: object, width: int) -> None:
-    check_tensor(name, x, min_dim=3)
-    if x.dim() != 3 or x.shape[-1] != width:
-        raise ValueError(f"{name} must have shape (B, T, {width}), got {shape_str(x)}")
 
 
 class TransformerDecoderBlock(nn.Module):
@@ -131,7 +114,7 @@ class TransformerDecoderBlock(nn.Module):
             self.drop = nn.Dropout(dropout)
 
     def _check(self, x: Tensor, memory: Tensor | None, *, cached: bool = False) -> None:
-        _check_seq("x", x, self.embed_dim)
+        check_sequence("x", x, self.embed_dim)
         if self.cross_attn is None and memory is not None:
             raise ValueError(
                 "this block has no cross-attention (cross_attention=False): "
@@ -143,7 +126,7 @@ class TransformerDecoderBlock(nn.Module):
                 "cross-attention (the encoder's outputs are its keys and values)"
             )
         if memory is not None:
-            _check_seq("memory", memory, self.embed_dim)
+            check_sequence("memory", memory, self.embed_dim)
             if memory.shape[0] != x.shape[0]:
                 raise ValueError(
                     "x and memory must have the same batch size, got x "
@@ -221,38 +204,20 @@ class TransformerDecoderBlock(nn.Module):
             in is not modified).
         """
         self._check(x, memory, cached=cache is not None and cache.memory_k is not None)
-        B, T_new, _ = x.shape
-        H, sa = self.num_heads, self.self_attn
-        z = self.norm1(x)  # (B, T_new, D)
-        q, k, v = (_split(lin(z), H) for lin in (sa.W_q, sa.W_k, sa.W_v))
-        if cache is not None:
-            if cache.k.shape[0] != B:
-                raise ValueError(
-                    f"cache holds keys of batch size {cache.k.shape[0]} "
-                    f"({shape_str(cache.k)}) but x has {shape_str(x)}"
-                )
-            k = torch.cat([cache.k, k], dim=2)  # (B, H, t + T_new, d_k)
-            v = torch.cat([cache.v, v], dim=2)  # (B, H, t + T_new, d_k)
-        t = k.shape[2] - T_new  # positions before the new ones
-        # new query i sits at position t + i: it may see keys j <= t + i
-        ones = torch.ones(T_new, t + T_new, dtype=torch.bool, device=x.device)
-        a = attend(q, k, v, None if T_new == 1 else ones.tril(t))  # (B, H, T_new, d_k)
-        h = x + self.drop(sa.W_o(_merge(a)))  # (B, T_new, D)
+        past = None if cache is None else (cache.k, cache.v)
+        a, (k, v) = self.self_attn.step(self.norm1(x), past)  # (B, T_new, D)
+        h = x + self.drop(a)  # (B, T_new, D)
         mem_k = mem_v = None
         if self.cross_attn is not None:
             ca = self.cross_attn
             if memory is not None:  # the first step (or a new memory)
-                mem_k, mem_v = _split(ca.W_k(memory), H), _split(ca.W_v(memory), H)
+                mem_k, mem_v = ca.project_kv(memory)  # (B, H, T_k, d_k)
             else:
                 mem_k, mem_v = cache.memory_k, cache.memory_v  # (B, H, T_k, d_k)
-            qc = _split(ca.W_q(self.norm2(h)), H)  # (B, H, T_new, d_k)
-            m = memory_mask
-            if m is not None:
-                check_mask(
-                    m, torch.Size((B, T_new, mem_k.shape[2])), name="memory_mask"
-                )
-                m = m if m.dim() < 3 else m.unsqueeze(-3)  # (B, 1, T_new, T_k)
-            c = ca.W_o(_merge(attend(qc, mem_k, mem_v, m)))  # (B, T_new, D)
+            if memory_mask is not None:
+                B, T_new, T_k = x.shape[0], x.shape[1], mem_k.shape[2]
+                check_mask(memory_mask, torch.Size((B, T_new, T_k)), name="memory_mask")
+            c = ca.forward_kv(self.norm2(h), mem_k, mem_v, memory_mask)  # (B, T_new, D)
             h = h + self.drop(c)
         out = h + self.drop(self.ffn(self.norm3(h)))  # (B, T_new, D)
         return out, KVCache(k, v, mem_k, mem_v)
@@ -283,18 +248,11 @@ class TransformerDecoderBlock(nn.Module):
         D, H = layer.linear1.in_features, layer.self_attn.num_heads
         W = layer.linear1.weight
         new = cls(D, H, layer.linear1.out_features).to(device=W.device, dtype=W.dtype)
-        with torch.no_grad():  # PyTorch stacks W_q, W_k, W_v in in_proj_weight
-            for ours, theirs in zip(
-                (new.self_attn, new.cross_attn),
-                (layer.self_attn, layer.multihead_attn),
-                strict=True,
-            ):
-                for i, lin in enumerate((ours.W_q, ours.W_k, ours.W_v)):
-                    lin.weight.copy_(theirs.in_proj_weight.chunk(3)[i])
-                    lin.bias.copy_(theirs.in_proj_bias.chunk(3)[i])
-                ours.W_o.load_state_dict(theirs.out_proj.state_dict())
-            pairs = [(new.norm1, layer.norm1), (new.norm2, layer.norm2)]
-            pairs += [(new.norm3, layer.norm3), (new.ffn[0], layer.linear1)]
-            for ours, theirs in pairs + [(new.ffn[2], layer.linear2)]:
-                ours.load_state_dict(theirs.state_dict())
+        to_ours = MultiHeadAttention.state_dict_from_torch
+        new.self_attn.load_state_dict(to_ours(layer.self_attn))
+        new.cross_attn.load_state_dict(to_ours(layer.multihead_attn))
+        pairs = [(new.norm1, layer.norm1), (new.norm2, layer.norm2)]
+        pairs += [(new.norm3, layer.norm3), (new.ffn[0], layer.linear1)]
+        for ours, theirs in pairs + [(new.ffn[2], layer.linear2)]:
+            ours.load_state_dict(theirs.state_dict())
         return new

@@ -205,6 +205,70 @@ def test_mha_from_torch_keeps_the_module_s_device():
     }
 
 
+# --- MultiHeadAttention's cached path ----------------------------------------------
+
+
+@pytest.mark.parametrize("chunks", [[1] * 6, [2, 1, 3], [6]])
+def test_mha_step_equals_causal_self_attention_on_the_prefix(gen, chunks):
+    mha = randomize(MultiHeadAttention(8, 2).double(), gen)
+    x = randn(gen, 2, sum(chunks), 8)
+    outs, cache, t = [], None, 0
+    for n in chunks:
+        out, new = mha.step(x[:, t : t + n], cache)
+        if cache is not None:  # the cache passed in is not modified
+            assert cache[0].shape == (2, 2, t, 4)
+        assert new[0].shape == new[1].shape == (2, 2, t + n, 4)
+        outs.append(out)
+        cache, t = new, t + n
+    torch.testing.assert_close(torch.cat(outs, dim=1), mha(x, causal=True))
+    k, v = mha.project_kv(x)  # the cache holds the prefix's keys and values
+    assert torch.equal(cache[0], k) and torch.equal(cache[1], v)
+
+
+def test_mha_step_projects_each_position_once(gen):
+    mha = MultiHeadAttention(8, 2, generator=gen)
+    rows = []
+    mha.W_k.register_forward_hook(lambda m, i, o: rows.append(o.shape[1]))
+    x, cache = torch.randn(1, 5, 8, generator=gen), None
+    for t in range(5):
+        _, cache = mha.step(x[:, t : t + 1], cache)
+    assert rows == [1] * 5
+
+
+@pytest.mark.parametrize("shape", ["none", "(T,T)", "(B,T,T)", "(B,H,T,T)"])
+def test_mha_forward_kv_is_forward_with_the_keys_projected_once(gen, shape):
+    """The same operations as ``forward``: bit for bit the same output."""
+    mha = randomize(MultiHeadAttention(8, 2).double(), gen)
+    query, key, value = randn(gen, 2, 3, 8), randn(gen, 2, 5, 8), randn(gen, 2, 5, 8)
+    base = torch.rand(3, 5, generator=gen) < 0.6
+    base[:, 0] = True
+    mask = {
+        "none": None,
+        "(T,T)": base,
+        "(B,T,T)": base.expand(2, 3, 5),
+        "(B,H,T,T)": base.expand(2, 2, 3, 5),
+    }[shape]
+    k, v = mha.project_kv(key, value)
+    assert k.shape == v.shape == (2, 2, 5, 4)
+    assert torch.equal(mha.forward_kv(query, k, v, mask), mha(query, key, value, mask))
+    k_self, _ = mha.project_kv(key)  # value defaults to key
+    assert torch.equal(k_self, k)
+
+
+def test_state_dict_from_torch_maps_in_proj_to_three_projections(gen):
+    module = torch_mha(gen, 8, 2, True)
+    state = MultiHeadAttention.state_dict_from_torch(module)
+    W = module.in_proj_weight
+    assert torch.equal(state["W_q.weight"], W[:8]) and torch.equal(
+        state["W_v.weight"], W[16:]
+    )
+    assert torch.equal(state["W_o.bias"], module.out_proj.bias)
+    no_bias = MultiHeadAttention.state_dict_from_torch(
+        nn.MultiheadAttention(8, 2, bias=False)
+    )
+    assert sorted(no_bias) == ["W_k.weight", "W_o.weight", "W_q.weight", "W_v.weight"]
+
+
 # --- TransformerEncoderBlock vs torch.nn.TransformerEncoderLayer -----------------
 
 
@@ -384,6 +448,54 @@ ERRORS = [
         ),
         ValueError,
         r"\badd_zero_attn=False\b",
+    ),
+    (
+        lambda: MultiHeadAttention(8, 2).project_kv(z(2, 4, 8), z(2, 5, 8)),
+        ValueError,
+        r"^key and value must share the batch size and the length, got "
+        r"key \(2, 4, 8\), value \(2, 5, 8\)$",
+    ),
+    (
+        lambda: MultiHeadAttention(8, 2).project_kv(z(2, 4, 6)),
+        ValueError,
+        r"\bkey must have shape \(B, T, 8\), got \(2, 4, 6\)",
+    ),
+    (
+        lambda: MultiHeadAttention(8, 2).forward_kv(z(2, 1, 8), z(2, 5, 8), z(2, 5, 8)),
+        ValueError,
+        r"\bk, v must have at least 4 dimensions, got shape \(2, 5, 8\)",
+    ),
+    (
+        lambda: MultiHeadAttention(8, 2).forward_kv(
+            z(2, 1, 8), z(2, 2, 5, 4), z(2, 2, 4, 4)
+        ),
+        ValueError,
+        r"^k, v must be keys and values \(B, H, T_k, d_k\) = \(2, 2, T_k, 4\) as "
+        r"project_kv returns them, got \(2, 2, 5, 4\), \(2, 2, 4, 4\)$",
+    ),
+    (
+        lambda: MultiHeadAttention(8, 2).forward_kv(
+            z(2, 1, 8), z(2, 1, 5, 8), z(2, 1, 5, 8)
+        ),
+        ValueError,
+        r"\(2, 2, T_k, 4\).*got \(2, 1, 5, 8\)",
+    ),
+    (
+        lambda: MultiHeadAttention(8, 2).forward_kv(
+            z(2, 1, 8), z(2, 2, 5, 4), z(2, 2, 5, 4), z(2, 1, 4, dtype=torch.bool)
+        ),
+        ValueError,
+        r"\bmask of shape \(2, 1, 4\) does not broadcast",
+    ),
+    (
+        lambda: MultiHeadAttention(8, 2).step(z(3, 1, 8), (z(2, 2, 4, 4),) * 2),
+        ValueError,
+        r"\bcache must be keys and values .* = \(3, 2, T_k, 4\).*got \(2, 2, 4, 4\)",
+    ),
+    (
+        lambda: MultiHeadAttention(8, 2).step(z(3, 1, 6)),
+        ValueError,
+        r"\bx must have shape \(B, T, 8\), got \(3, 1, 6\)",
     ),
 ]
 

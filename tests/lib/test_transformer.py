@@ -498,7 +498,7 @@ BAD = [
             z(3, 1, 8), None, _block().step(z(2, 1, 8), z(2, 4, 8))[1]
         ),
         ValueError,
-        "cache holds keys of batch size 2",
+        r"cache must be keys and values \(B, H, T_k, d_k\) = \(3, 2, T_k, 4\)",
     ),
     (
         lambda: _block().step(z(2, 1, 8), z(2, 4, 8), None, torch.ones(2, 1, 5).bool()),
