@@ -22,6 +22,10 @@ With ``generator=None`` the layers keep PyTorch's own global draws.
 A module with parameters of its own (not inside ``nn.Linear`` or ``nn.Conv``)
 defines ``reset_parameters_from(generator)``, which draws them (from the
 global generator when ``generator`` is None); :func:`init_from` calls it.
+The rule fails loudly: with a generator, a parameter that nothing drew and
+that is not constant (an ``nn.Embedding`` or a ``torch.randn`` parameter with
+no ``reset_parameters_from``) raises ``TypeError`` naming its submodule,
+instead of keeping a value from the global stream.
 """
 
 from __future__ import annotations
@@ -63,12 +67,20 @@ def redraw_parameters(module: nn.Module, generator: torch.Generator | None) -> N
     LayerNorm keeps ones and zeros. With ``generator=None`` the layers keep
     the values they drew when built, and only ``module``'s own
     ``reset_parameters_from`` runs (its submodules ran theirs when built).
+
+    Raises:
+        TypeError: with a generator, a submodule holds a parameter that
+            nothing drew and that is not constant (what it would keep comes
+            from the global stream).
     """
     with torch.no_grad():
         if generator is None:  # the layers drew their own; draw module's own
             if hasattr(module, "reset_parameters_from"):
                 module.reset_parameters_from(None)
             return
+        # PyTorch counts the in-place writes to a tensor (autograd's version
+        # counter): a parameter whose count did not move was not drawn here
+        before = {id(p): p._version for p in module.parameters()}
         for m in module.modules():
             if isinstance(m, (nn.Linear, nn.Conv1d, nn.Conv2d)):
                 nn.init.kaiming_uniform_(m.weight, a=math.sqrt(5), generator=generator)
@@ -78,3 +90,30 @@ def redraw_parameters(module: nn.Module, generator: torch.Generator | None) -> N
                     nn.init.uniform_(m.bias, -bound, bound, generator=generator)
             elif hasattr(m, "reset_parameters_from"):
                 m.reset_parameters_from(generator)
+        _check_all_drawn(module, before)
+
+
+def _check_all_drawn(module: nn.Module, before: dict[int, int]) -> None:
+    """Raise ``TypeError`` naming each submodule with a parameter that was not
+    drawn (its version did not move) and is not constant (LayerNorm's ones, a
+    zero bias, a zero class token are)."""
+    for name, m in module.named_modules():
+        undrawn = [
+            n
+            for n, p in m.named_parameters(recurse=False)
+            if p._version == before[id(p)] and not p.is_meta and not _constant(p)
+        ]
+        if undrawn:
+            where = type(module).__name__
+            where += f".{name} ({type(m).__name__})" if name else ""
+            raise TypeError(
+                f"{where} has parameters {undrawn} that "
+                "init_from cannot draw from the generator (it draws nn.Linear "
+                "and nn.Conv1d/2d); give the module that owns them a "
+                "reset_parameters_from(generator) that draws them (STYLE.md, rule 5)"
+            )
+
+
+def _constant(p: torch.Tensor) -> bool:
+    """All values equal (LayerNorm's ones, a zero bias): no randomness to draw."""
+    return p.numel() < 2 or bool((p == p.flatten()[0]).all())
