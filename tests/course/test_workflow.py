@@ -13,6 +13,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -83,3 +84,108 @@ def test_the_jobs_run_what_the_issue_asks_for() -> None:
         step.get("uses", "").startswith("pypa/gh-action-pypi-publish")
         for step in publish["steps"]
     )
+
+
+def _jobs() -> dict:
+    return yaml.safe_load(WORKFLOW.read_text(encoding="utf-8"))["jobs"]
+
+
+def _runs(job: dict) -> str:
+    return "\n".join(step.get("run", "") for step in job["steps"])
+
+
+def _needs(jobs: dict, name: str) -> set[str]:
+    """Every job that ``name`` waits for, directly or not."""
+    direct = jobs[name].get("needs", [])
+    direct = [direct] if isinstance(direct, str) else direct
+    return set(direct).union(*(_needs(jobs, n) for n in direct))
+
+
+TAG_ONLY = "startsWith(github.ref, 'refs/tags/v')"
+
+
+def test_nothing_tells_a_learner_to_install_before_pypi_serves_the_release() -> None:
+    # issue 31, F1: the site, the launch buttons' branches and the release
+    # wait for the PyPI upload and for PyPI to serve exactly our wheel
+    jobs = _jobs()
+    for name in ("deploy", "notebooks-branches", "release"):
+        assert TAG_ONLY in jobs[name]["if"], name
+        assert {"publish", "on-pypi"} <= _needs(jobs, name), name
+    assert TAG_ONLY in jobs["on-pypi"]["if"]
+    check = _runs(jobs["on-pypi"])
+    assert "pip download" in check and "--no-deps" in check
+    assert (
+        '"selfattn==$version"' in check
+        and "--index-url https://pypi.org/simple" in check
+    )
+    assert "for attempt in" in check and "sleep" in check  # PyPI may lag
+    assert "sha256sum dist/" in check and "sha256sum pypi/" in check
+    # the pages and the branches are only made on a tag
+    steps = {s.get("name"): s for s in jobs["test"]["steps"]}
+    for step in ("Upload the built book", "The branches the launch buttons open"):
+        assert TAG_ONLY in steps[step]["if"], step
+    # everything checked before the upload
+    assert {"test", "floors", "other-systems", "python-range", "offline"} <= _needs(
+        jobs, "publish"
+    )
+
+
+def test_a_tag_makes_a_release_with_every_edition() -> None:
+    jobs = _jobs()
+    release = jobs["release"]
+    assert release["permissions"] == {"contents": "write"}
+    editions = next(
+        s
+        for s in jobs["test"]["steps"]
+        if s.get("name") == "Keep the PDFs and the bundles"
+    )
+    kept = editions["with"]["path"].split()
+    for name in ("", "-student"):
+        assert f"_build/self-attention-executable{name}.pdf" in kept
+        assert f"_build/self-attention-executable{name}.zip" in kept
+    downloads = [
+        s["with"] for s in release["steps"] if "download-artifact" in s.get("uses", "")
+    ]
+    assert {d.get("name") or d.get("pattern") for d in downloads} == {
+        "dist",  # the wheel and the sdist
+        "editions",
+        "wheels-*",
+    }
+    run = _runs(release)
+    assert "sha256sum" in run and "SHA256SUMS" in run
+    assert 'gh release create "$TAG"' in run and "--verify-tag" in run
+    assert "files/*" in run
+
+
+def test_wheelhouses_are_built_per_system_and_installed_offline_there() -> None:
+    jobs = _jobs()
+    systems = jobs["wheelhouse"]["strategy"]["matrix"]["system"]
+    assert systems == ["linux", "macos", "windows"]
+    assert "tools/wheelhouse.py" in _runs(jobs["wheelhouse"])
+    offline = jobs["offline"]
+    legs = offline["strategy"]["matrix"]["include"]
+    assert {leg["system"] for leg in legs} == set(systems)
+    assert {leg["os"] for leg in legs} == {
+        "ubuntu-latest",
+        "macos-latest",
+        "windows-latest",
+    }
+    assert offline["env"]["PIP_NO_INDEX"] == "1"
+    run = _runs(offline)
+    assert '--no-index --find-links wheels "selfattn[lab]" jupyterlab' in run
+    assert (
+        "self-attention-executable.zip" in run
+        and "nbconvert --to notebook --execute" in run
+    )
+
+
+def test_the_oldest_and_the_newest_python_are_run() -> None:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    floor = project["project"]["requires-python"].removeprefix(">=")
+    jobs = _jobs()
+    legs = jobs["python-range"]["strategy"]["matrix"]["include"]
+    assert {leg["leg"]: leg["python"] for leg in legs}["floor"] == floor
+    run = _runs(jobs["python-range"])
+    assert "-c requirements.lock" not in run  # the newest releases, as a learner gets
+    assert "@.ci/library-tests.txt" in run
+    assert "notebooks/transformer-end-to-end.ipynb" in run and "--nbval-lax" in run
