@@ -1,10 +1,12 @@
-"""Where the chapters train: a GPU when there is one, else the CPU.
+"""Where the chapters train: the CPU, unless the reader opts in to a GPU.
 
-A learner in Colab often has a GPU; the committed outputs and CI use the CPU.
-:func:`pick_device` chooses CUDA, then Apple's MPS, else the CPU, unless the
-environment variable ``SELFATTN_DEVICE`` names one (``cpu``, ``cuda``,
-``cuda:1``, ``mps``): set ``SELFATTN_DEVICE=cpu`` to reproduce the book's
-numbers on a machine with a GPU.
+The book's numbers come from the CPU, and so do its claims' records
+(``tests/SEEDS.md``): a GPU rounds differently and gives other draws. So
+:func:`pick_device` returns the CPU unless the environment variable
+``SELFATTN_DEVICE`` names a device (``cpu``, ``cuda``, ``cuda:1``, ``mps``):
+a learner with a GPU in Colab, or on an Apple-silicon Mac, sets
+``SELFATTN_DEVICE=cuda`` or ``SELFATTN_DEVICE=mps`` before starting the
+kernel to train there.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ ENV_VAR = "SELFATTN_DEVICE"
 
 
 def pick_device() -> torch.device:
-    """The device to train on: ``$SELFATTN_DEVICE``, else CUDA, MPS or the CPU.
+    """The device to train on: ``$SELFATTN_DEVICE`` when set, else the CPU.
 
     Returns:
         A ``torch.device``.
@@ -44,12 +46,7 @@ def pick_device() -> torch.device:
         if not _available(device):
             raise ValueError(f"{ENV_VAR}={name!r}: this machine has no such device")
         return device
-    if torch.cuda.is_available():
-        return torch.device("cuda")
-    mps = getattr(torch.backends, "mps", None)
-    if mps is not None and mps.is_available():
-        return torch.device("mps")
-    return torch.device("cpu")
+    return torch.device("cpu")  # a GPU only when asked for: the book's numbers
 
 
 def _available(device: torch.device) -> bool:
