@@ -8,10 +8,15 @@ The archive holds one folder, ``self-attention-executable/``, with
   server and no network (mathematics, search and figures are all inside);
 * ``notebooks/``: every chapter as a reader notebook (the book's text in plain
   Markdown, solutions folded: ``tools/reader_notebooks.py``, from
-  ``_build/notebooks/reader``) without its outputs, to run yourself;
-* ``wheels/``: the course library ``selfattn`` as a wheel;
-* ``requirements.lock``: the pinned environment the notebooks were checked in;
-* ``README.txt``: how to read and how to run it.
+  ``_build/notebooks/reader``) without its outputs, to run yourself; their
+  links to the book lead to ``../html/`` beside them, not to the website, and
+  their install cell installs the wheel in ``wheels/``;
+* ``wheels/``: the course library ``selfattn`` as a wheel (the release's
+  wheelhouse for a system, unzipped here, adds every other package);
+* ``requirements.lock``: the versions the book's outputs were made with (the
+  authors' environment: a record, not the learner's install);
+* ``README.txt``: how to read and how to run it, with no network
+  (``--no-index --find-links wheels``) or through a package index.
 
 With ``--student`` it is the student bundle, one folder
 ``self-attention-executable-student/``: the student edition as ``html/`` (its
@@ -27,10 +32,14 @@ from __future__ import annotations
 import json
 import re
 import sys
+import tomllib
 import zipfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools"))
+from reader_notebooks import published_url  # noqa: E402
+
 TOP = "self-attention-executable"
 EPOCH = (2026, 1, 1, 0, 0, 0)
 
@@ -45,21 +54,48 @@ and no internet: the mathematics, the search and the figures are inside.{pdf}
 
 Run the notebooks
 -----------------
-You need Python 3.11 or newer, and a package index once, to install the
-pinned packages (the book itself needs nothing). In this folder, on Linux
-first the CPU build of torch, so that pip does not download gigabytes of CUDA
-libraries (skip this step on macOS and Windows):
+You need Python {python} or newer and the packages of the course: the library
+selfattn (its wheel is in wheels/: {wheel}) with its extra lab, and
+JupyterLab. Supported systems: Linux (x86_64 or arm64), macOS 12 or newer
+on Apple silicon, Windows on x64. Intel Macs and Windows on ARM have no
+torch 2.5 or newer: use Colab, or a Linux machine.
+
+With no network. Fetch, anywhere, the wheels for your system from the
+course's Releases page: self-attention-executable-wheels-<system>-py3.12.zip
+(linux, macos for Apple silicon with macOS 14 or newer, windows), for
+Python 3.12. Unzip it into wheels/ here. (For another Python or system,
+download them on a machine with network, as the book's page "How to run the
+notebooks" says, section "Behind a firewall, or offline".) Then, in this
+folder:
 
     python3 -m venv .venv
-    .venv/bin/pip install --no-deps "torch=={torch}+cpu" \\
-        --index-url https://download.pytorch.org/whl/cpu
+    .venv/bin/python -m pip install {offline}
+    .venv/bin/jupyter lab
 
-then everything else, the course library from this bundle included:
+On Windows, in PowerShell:
 
-    .venv/bin/pip install -r requirements.lock wheels/{wheel}
-    .venv/bin/jupyter lab notebooks/
+    py -3.12 -m venv .venv
+    .venv\\Scripts\\python -m pip install {offline}
+    .venv\\Scripts\\jupyter lab
 
-(On Windows: .venv\\Scripts\\pip and .venv\\Scripts\\jupyter.)
+--no-index keeps pip off the network: everything comes from wheels/.
+
+With a package index (PyPI or a mirror; in mainland China, the mirrors of the
+book's page "How to run the notebooks"), make the same .venv, then on Linux
+first the CPU build of torch, so that pip does not download gigabytes of CUDA
+libraries (on macOS and Windows PyPI's torch is the CPU build: skip it):
+
+    .venv/bin/python -m pip install torch --index-url https://download.pytorch.org/whl/cpu
+
+and then, on every system:
+
+    .venv/bin/python -m pip install --find-links wheels "selfattn[lab]" jupyterlab
+    .venv/bin/jupyter lab
+
+JupyterLab opens in your browser, in this folder: open notebooks/. Start it
+here, not in notebooks/, so that the notebooks' links to the book (html/,
+beside them) work. requirements.lock lists the versions the book's outputs
+were made with (torch {torch}); you do not need it to run the notebooks.
 
 The notebooks come without outputs: run them top to bottom (Run > Run All
 Cells). Each one checks its own claims as it runs, and takes about a minute.
@@ -72,14 +108,24 @@ and every exercise is there; this edition leaves the worked solutions out."""
 
 
 INSTALL_FROM = re.compile(r'^(\s*url = )"git\+https://[^"]*"', re.M)
+OFFLINE = '--no-index --find-links wheels "selfattn[lab]" jupyterlab'  # no network
+BESIDE = "../html/"  # the book, from notebooks/ in the bundle
 
 
-def strip_outputs(path: Path, wheel: str) -> bytes:
+def strip_outputs(path: Path, wheel: str, site: str | None = None) -> bytes:
     """The notebook with no outputs and no execution counts; its install cell
     installs the bundle's wheel (``../wheels/...``) instead of the repository,
-    so it works offline. Every other cell unchanged."""
+    so it works offline, and its links to the published book (``site``,
+    default: the configured one) lead to the book beside it (``../html/``).
+    Every other cell unchanged."""
+    site = site or published_url()
     nb = json.loads(path.read_text(encoding="utf-8"))
     for cell in nb["cells"]:
+        if cell["cell_type"] == "markdown":
+            text = "".join(cell["source"])
+            here = text.replace(f"]({site}", f"]({BESIDE}")
+            if here != text:
+                cell["source"] = here.splitlines(keepends=True)
         if cell["cell_type"] == "code":
             cell["outputs"] = []
             cell["execution_count"] = None
@@ -114,6 +160,7 @@ def main(html_dir: str, wheel_dir: str, output: str, *, student: bool = False) -
         raise SystemExit(f"expected one selfattn wheel in {wheel_dir}, found {wheels}")
     lock = (ROOT / "requirements.lock").read_text(encoding="utf-8")
     pins = dict(ln.split("==", 1) for ln in lock.splitlines() if "==" in ln)
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     pdf = (Path(html_dir) / f"{top}.pdf").is_file()
     title = ", student edition" if student else ""
     readme = README.format(
@@ -121,6 +168,8 @@ def main(html_dir: str, wheel_dir: str, output: str, *, student: bool = False) -
         underline="=" * len(title),
         wheel=wheels[0].name,
         torch=pins["torch"],
+        offline=OFFLINE,
+        python=project["project"]["requires-python"].removeprefix(">="),
         pdf=f"\nThe PDF edition is html/{top}.pdf." if pdf else "",
         solutions=STUDENT_SOLUTIONS if student else READER_SOLUTIONS,
     )

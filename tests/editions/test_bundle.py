@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
+import sys
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -28,6 +30,10 @@ READER = ROOT / "_build" / "notebooks" / "reader"
 BUNDLE = ROOT / "_build" / "self-attention-executable.zip"
 TOP = "self-attention-executable"
 CHAPTERS = sorted(p.name for p in (ROOT / "notebooks").glob("*.ipynb"))
+sys.path.insert(0, str(ROOT / "tools"))
+from reader_notebooks import published_url  # noqa: E402
+
+SITE = published_url()
 
 
 @pytest.fixture(scope="module")
@@ -55,8 +61,14 @@ def test_the_bundle_holds_book_notebooks_wheel_lock_readme(unpacked: Path) -> No
     assert lock == (ROOT / "requirements.lock").read_text(encoding="utf-8")
     readme = (unpacked / "README.txt").read_text(encoding="utf-8")
     assert "html/index.html" in readme and wheels[0].name in readme
-    # on Linux the CPU build of torch must come first, or pip fetches CUDA
-    assert readme.index("+cpu") < readme.index("-r requirements.lock")
+    # the learner's install, with no network; never the authors' 195 pins
+    offline = '-m pip install --no-index --find-links wheels "selfattn[lab]" jupyterlab'
+    assert offline in readme and "-r requirements.lock" not in readme
+    # on Linux the CPU build of torch comes first, or pip fetches CUDA
+    cpu = readme.index("--index-url https://download.pytorch.org/whl/cpu")
+    assert cpu < readme.index('install --find-links wheels "selfattn[lab]"')
+    # the venv is made on every system, not in the Linux-only step (F8)
+    assert readme.index("python3 -m venv .venv") < readme.index("skip it")
 
 
 def test_the_notebooks_are_the_reader_notebooks_without_outputs(
@@ -71,8 +83,8 @@ def test_the_notebooks_are_the_reader_notebooks_without_outputs(
         # the install cell installs the bundle's wheel; every other cell as is
         install = "".join(code[0]["source"])
         assert 'url = "../wheels/selfattn-' in install and "github" not in install
-        assert [c["source"] for c in ours["cells"] if c is not code[0]] == [
-            c["source"]
+        assert ["".join(c["source"]) for c in ours["cells"] if c is not code[0]] == [
+            "".join(c["source"]).replace(f"]({SITE}", "](../html/")
             for c in repo["cells"]
             if "SELFATTN_SOURCE" not in "".join(c["source"])
         ], name
@@ -81,6 +93,22 @@ def test_the_notebooks_are_the_reader_notebooks_without_outputs(
         ]
         assert not [x for text in prose for x in myst_left(text)], f"MyST in {name}"
         assert len(FOLD.findall("\n".join(prose))) >= 3, f"no folded solution: {name}"
+
+
+def test_the_notebooks_link_to_the_book_beside_them(unpacked: Path) -> None:
+    """Links to the book lead to ../html/ in the bundle, and each one lands on
+    a page that is there (issue 31, F9: none led there, 428 to the site)."""
+    beside = 0
+    for name in CHAPTERS:
+        nb = json.loads((unpacked / "notebooks" / name).read_text(encoding="utf-8"))
+        prose = "\n".join(
+            "".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown"
+        )
+        assert SITE not in prose, f"{name} links to the published book"
+        for target in re.findall(r"\]\(\.\./html/([^)#\s]+)", prose):
+            beside += 1
+            assert (unpacked / "html" / target).is_file(), f"{name}: {target}"
+    assert beside > 100, beside
 
 
 def _browser() -> Any:
