@@ -31,6 +31,12 @@ def check_int(name: str, n: object, *, minimum: int = 1) -> int:
     return int(n)
 
 
+def ff_width(ff_dim: object, embed_dim: int) -> int:
+    """The hidden width of a block's feed-forward network: ``ff_dim``, or
+    ``4 * embed_dim`` when it is None (Vaswani et al., 2017); 0 or less raises."""
+    return 4 * embed_dim if ff_dim is None else check_int("ff_dim", ff_dim)
+
+
 def default_scale(d_k: int, scale: float | None) -> float:
     """The scale of the scores: ``1 / sqrt(d_k)`` unless ``scale`` is given."""
     return 1.0 / math.sqrt(d_k) if scale is None else float(scale)
@@ -61,6 +67,18 @@ def check_sequence(name: str, x: object, width: int) -> Tensor:
     if x.dim() != 3 or x.shape[-1] != width:
         raise ValueError(f"{name} must have shape (B, T, {width}), got {shape_str(x)}")
     return x
+
+
+def check_kv(name: str, k: object, v: object, B: int, H: int, d_k: int) -> None:
+    """Check per-head keys and values ``(B, H, T_k, d_k)`` (a cache's, as
+    ``MultiHeadAttention.project_kv`` returns them)."""
+    for x in (k, v):
+        check_tensor(name, x, min_dim=4)
+    if k.dim() != 4 or k.shape != (B, H, k.shape[2], d_k) or v.shape != k.shape:
+        raise ValueError(
+            f"{name} must be keys and values (B, H, T_k, d_k) = ({B}, {H}, T_k, "
+            f"{d_k}) as project_kv returns them, got {shape_str(k)}, {shape_str(v)}"
+        )
 
 
 def check_no_nan(name: str, x: Tensor) -> None:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
-from selfattn._checks import check_mask, check_sequence, check_tensor, shape_str
+from selfattn._checks import check_int, check_kv, check_mask, check_sequence, shape_str
 from selfattn._params import init_from
 from selfattn.attention import attend, scaled_dot_product_attention
 
@@ -144,8 +144,10 @@ class MultiHeadAttention(nn.Module):
         generator: torch.Generator | None = None,
     ):
         super().__init__()
+        check_int("embed_dim", embed_dim)
+        check_int("num_heads", num_heads)
         with init_from(self, generator):
-            if num_heads <= 0 or embed_dim % num_heads != 0:
+            if embed_dim % num_heads != 0:
                 raise ValueError(
                     f"embed_dim={embed_dim} must be divisible by num_heads={num_heads} "
                     "(each head gets embed_dim // num_heads dimensions)"
@@ -283,7 +285,7 @@ class MultiHeadAttention(nn.Module):
         """
         check_sequence("query", query, self.embed_dim)
         B, T_q = query.shape[:2]
-        self._check_kv("k, v", k, v, query)
+        check_kv("k, v", k, v, B, self.num_heads, self.d_k)
         mask = _head_mask(mask, B, self.num_heads, T_q, k.shape[2])
         q = self._split(self.W_q(query))  # (B, H, T_q, d_k)
         return self._merge(attend(q, k, v, mask))  # (B, T_q, D)
@@ -311,7 +313,7 @@ class MultiHeadAttention(nn.Module):
         check_sequence("x", x, self.embed_dim)
         k, v = self._project_kv(x, x)  # (B, H, T_new, d_k)
         if cache is not None:
-            self._check_kv("cache", *cache, x)
+            check_kv("cache", *cache, x.shape[0], self.num_heads, self.d_k)
             k = torch.cat([cache[0], k], dim=2)  # (B, H, t + T_new, d_k)
             v = torch.cat([cache[1], v], dim=2)  # (B, H, t + T_new, d_k)
         T_new = x.shape[1]
@@ -320,17 +322,6 @@ class MultiHeadAttention(nn.Module):
         ones = torch.ones(T_new, t + T_new, dtype=torch.bool, device=x.device)
         mask = None if T_new == 1 else ones.tril(t)  # (T_new, t + T_new)
         return self.forward_kv(x, k, v, mask), (k, v)
-
-    def _check_kv(self, name: str, k: object, v: object, query: Tensor) -> None:
-        """Check per-head keys and values ``(B, H, T_k, d_k)`` for ``query``."""
-        B, H, d_k = query.shape[0], self.num_heads, self.d_k
-        for x in (k, v):
-            check_tensor(name, x, min_dim=4)
-        if k.dim() != 4 or k.shape != (B, H, k.shape[2], d_k) or v.shape != k.shape:
-            raise ValueError(
-                f"{name} must be keys and values (B, H, T_k, d_k) = ({B}, {H}, T_k, "
-                f"{d_k}) as project_kv returns them, got {shape_str(k)}, {shape_str(v)}"
-            )
 
     @classmethod
     def from_torch(cls, module: nn.MultiheadAttention) -> MultiHeadAttention:

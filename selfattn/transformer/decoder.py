@@ -19,7 +19,7 @@ from typing import NamedTuple
 import torch
 from torch import Tensor, nn
 
-from selfattn._checks import check_mask, check_sequence, shape_str
+from selfattn._checks import check_int, check_mask, check_sequence, ff_width, shape_str
 from selfattn._params import init_from
 from selfattn.modules import MultiHeadAttention
 
@@ -70,7 +70,7 @@ class TransformerDecoderBlock(nn.Module):
 
     Args:
         embed_dim: model width ``D``; num_heads: ``H`` (must divide ``D``).
-        ff_dim: hidden width of the FFN (default ``4 D``).
+        ff_dim: hidden width of the FFN (None: ``4 D``; positive).
         dropout: after each sublayer (and its masks come from torch's global
             generator).
         cross_attention: include the cross-attention sublayer.
@@ -98,8 +98,8 @@ class TransformerDecoderBlock(nn.Module):
         generator: torch.Generator | None = None,
     ):
         super().__init__()
+        ff_dim = ff_width(ff_dim, check_int("embed_dim", embed_dim))  # None: 4 D
         with init_from(self, generator):  # the weights come from the generator
-            ff_dim = ff_dim or 4 * embed_dim
             self.embed_dim, self.num_heads = embed_dim, num_heads
             self.norm1 = nn.LayerNorm(embed_dim)
             self.self_attn = MultiHeadAttention(embed_dim, num_heads)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
+from selfattn._checks import check_int, ff_width
 from selfattn._params import init_from
 from selfattn.modules import MultiHeadAttention
 
@@ -22,7 +23,8 @@ class TransformerEncoderBlock(nn.Module):
 
     Args:
         embed_dim: ``D``; num_heads: ``H``; ff_dim: hidden width of the
-            feed-forward network (default ``4 D``); dropout: after attention and FFN.
+            feed-forward network (None: ``4 D``; positive); dropout: after
+            attention and FFN.
         generator: draws the initial weights (PyTorch's default
             distribution); None = torch's global generator. Dropout masks
             still come from the global generator.
@@ -43,8 +45,8 @@ class TransformerEncoderBlock(nn.Module):
         generator: torch.Generator | None = None,
     ):
         super().__init__()
+        ff_dim = ff_width(ff_dim, check_int("embed_dim", embed_dim))  # None: 4 D
         with init_from(self, generator):
-            ff_dim = 4 * embed_dim if ff_dim is None else ff_dim
             self.norm1 = nn.LayerNorm(embed_dim)
             self.attn = MultiHeadAttention(embed_dim, num_heads)
             self.norm2 = nn.LayerNorm(embed_dim)

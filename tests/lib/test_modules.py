@@ -377,7 +377,7 @@ ERRORS = [
     (
         lambda: MultiHeadAttention(8, 0),
         ValueError,
-        r"\bembed_dim=8 must be divisible by num_heads=0\b",
+        r"^num_heads must be positive, got num_heads=0$",
     ),
     (
         lambda: MultiHeadAttention(8, 2)(z(2, 3, 5)),
