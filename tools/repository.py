@@ -219,6 +219,14 @@ def _install_cell_index(cells: list[dict], path: Path) -> int:
     raise ValueError("the first code cell is not the install cell")
 
 
+# Pages that link to the latest GitHub Release (its PDFs, bundles, wheelhouses)
+RELEASE_PAGES = [
+    ROOT / "book" / "intro.md",
+    HOW_TO_RUN,
+    ROOT / "book" / "how-to-run-zh.md",
+    ROOT / "README.md",
+]
+RELEASES = re.compile(r"https://github\.com/[\w.-]+/[\w.-]+/releases/latest")
 URLS = re.compile(r"(?m)^\[project\.urls\]\n(?:[A-Za-z].*\n)*")
 
 
@@ -258,6 +266,10 @@ def stale(repo_url: str | None = None) -> list[str]:
     blocks = BLOCK.findall(HOW_TO_RUN.read_text(encoding="utf-8"))
     if blocks != [f"```python\n{want}\n```"]:
         out.append(HOW_TO_RUN.relative_to(ROOT).as_posix())
+    for page in RELEASE_PAGES:
+        links = RELEASES.findall(page.read_text(encoding="utf-8"))
+        if not links or set(links) != {f"{repo_url or url()}/releases/latest"}:
+            out.append(page.relative_to(ROOT).as_posix() + " (Releases link)")
     urls = URLS.findall(PYPROJECT.read_text(encoding="utf-8"))
     if urls != [project_urls(repo_url or url())]:
         out.append(PYPROJECT.relative_to(ROOT).as_posix())
@@ -283,6 +295,11 @@ def sync() -> None:
     page = HOW_TO_RUN.read_text(encoding="utf-8")
     page = BLOCK.sub(lambda _: f"```python\n{want}\n```", page)
     HOW_TO_RUN.write_text(page, encoding="utf-8")
+    for page in RELEASE_PAGES:
+        text = page.read_text(encoding="utf-8")
+        page.write_text(
+            RELEASES.sub(f"{url()}/releases/latest", text), encoding="utf-8"
+        )
     toml = PYPROJECT.read_text(encoding="utf-8")
     PYPROJECT.write_text(URLS.sub(project_urls(url()), toml, count=1), encoding="utf-8")
 

@@ -43,8 +43,11 @@ def test_every_copy_of_the_url_is_made_from_the_config() -> None:
 
 def test_a_changed_url_makes_every_copy_stale() -> None:
     other = "https://github.com/someone/elsewhere"
-    # the copies, the how-to-run page and pyproject.toml's [project.urls]
-    assert len(repository.stale(other)) == len(repository.copies()) + 2
+    # the copies, the how-to-run page's cell, pyproject.toml's [project.urls]
+    # and the pages' links to the latest release
+    assert len(repository.stale(other)) == (
+        len(repository.copies()) + 2 + len(repository.RELEASE_PAGES)
+    )
 
 
 def test_the_wheel_links_to_the_book_the_repository_and_its_releases() -> None:
