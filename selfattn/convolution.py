@@ -19,7 +19,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
-from selfattn._checks import check_images, check_tensor, shape_str
+from selfattn._checks import check_images, check_int, check_tensor, shape_str
 from selfattn.attention import masked_softmax
 
 __all__ = ["kernel_offsets", "relative_position_mask", "conv2d_as_attention"]
@@ -39,7 +39,7 @@ def kernel_offsets(kernel_size: int) -> list[tuple[int, int]]:
         >>> kernel_offsets(3)[:4]
         [(-1, -1), (-1, 0), (-1, 1), (0, -1)]
     """
-    if not isinstance(kernel_size, int) or kernel_size < 1 or kernel_size % 2 == 0:
+    if check_int("kernel_size", kernel_size) % 2 == 0:
         raise ValueError(f"kernel_size must be a positive odd int, got {kernel_size}")
     r = kernel_size // 2
     return [(i - r, j - r) for i in range(kernel_size) for j in range(kernel_size)]

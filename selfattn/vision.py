@@ -17,7 +17,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
-from selfattn._checks import check_images, shape_str
+from selfattn._checks import check_images, check_int, shape_str
 from selfattn._params import init_from
 from selfattn.positional import LearnedPositionalEmbedding
 from selfattn.transformer import TransformerEncoderBlock
@@ -53,7 +53,7 @@ def patchify(images: Tensor, patch: int) -> Tensor:
                 [10., 11., 14., 15.]])
     """
     B, C, H, W = check_images(images).shape
-    if not isinstance(patch, int) or patch < 1 or H % patch or W % patch:
+    if H % check_int("patch", patch) or W % patch:
         raise ValueError(
             f"patch={patch} must be a positive int dividing H={H} and W={W} "
             f"(images {shape_str(images)})"

@@ -8,6 +8,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from selfattn._checks import check_int
 from selfattn._params import init_from
 from selfattn.graph.functional import gat_attention
 
@@ -62,11 +63,12 @@ class GraphAttentionLayer(nn.Module):
         generator: torch.Generator | None = None,
     ) -> None:
         super().__init__()
-        if min(in_dim, out_dim, num_heads) < 1:
-            raise ValueError(
-                "in_dim, out_dim and num_heads must be positive, got "
-                f"{in_dim}, {out_dim}, {num_heads}"
-            )
+        for name, n in (
+            ("in_dim", in_dim),
+            ("out_dim", out_dim),
+            ("num_heads", num_heads),
+        ):
+            check_int(name, n)
         self.num_heads, self.out_dim, self.concat = num_heads, out_dim, concat
         self.negative_slope = negative_slope
         width = num_heads * out_dim if concat else out_dim

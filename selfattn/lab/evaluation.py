@@ -16,6 +16,8 @@ import torch
 from torch import Tensor, nn
 from torch.utils.data import DataLoader, Dataset
 
+from selfattn._checks import check_int
+
 __all__ = ["accuracy", "evaluate"]
 
 Data = Sequence[Tensor] | Dataset
@@ -149,8 +151,7 @@ def evaluate(
     """
     if loss_fn is None and metric_fn is None:
         raise ValueError("evaluate needs loss_fn, metric_fn or both")
-    if batch_size < 1:
-        raise ValueError(f"batch_size must be at least 1, got {batch_size}")
+    check_int("batch_size", batch_size)
     _check_data("data", data)
     was_training = model.training
     model.eval()

@@ -25,6 +25,8 @@ import os
 import numpy as np
 import torch
 
+from selfattn._checks import check_int
+
 __all__ = [
     "ENV_VAR",
     "STRIDE",
@@ -68,17 +70,14 @@ def seed(offset: int = 0) -> int:
         offset: which of the run's seeds, ``0 <= offset < STRIDE``. Use a
             different offset for each independent source of randomness.
     """
-    if isinstance(offset, bool) or not isinstance(offset, int):
-        raise TypeError(f"offset must be an int, got {type(offset).__name__}")
-    if not 0 <= offset < STRIDE:
+    if check_int("offset", offset, minimum=0) >= STRIDE:
         raise ValueError(f"offset must be in [0, {STRIDE}), got {offset}")
     return base_seed() * STRIDE + offset
 
 
 def seeds(n: int, start: int = 0) -> list[int]:
     """``n`` derived seeds, offsets ``start, ..., start + n - 1`` (one per run)."""
-    if isinstance(n, bool) or not isinstance(n, int) or n < 0:
-        raise ValueError(f"n must be a non-negative int, got {n!r}")
+    check_int("n", n, minimum=0)
     return [seed(start + i) for i in range(n)]
 
 

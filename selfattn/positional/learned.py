@@ -5,6 +5,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
+from selfattn._checks import check_int
 from selfattn._params import init_from
 from selfattn.positional.sinusoidal import _check_x
 
@@ -35,11 +36,8 @@ class LearnedPositionalEmbedding(nn.Module):
         self, max_len: int, embed_dim: int, *, generator: torch.Generator | None = None
     ) -> None:
         super().__init__()
-        if max_len <= 0 or embed_dim <= 0:
-            raise ValueError(
-                "max_len and embed_dim must be positive, got "
-                f"max_len={max_len}, embed_dim={embed_dim}"
-            )
+        check_int("max_len", max_len)
+        check_int("embed_dim", embed_dim)
         with init_from(self, generator):
             self.max_len, self.embed_dim = max_len, embed_dim
             self.weight = nn.Parameter(torch.empty(max_len, embed_dim))
@@ -57,13 +55,10 @@ class LearnedPositionalEmbedding(nn.Module):
     def rows(self, T: int) -> Tensor:
         """The table's first ``T`` rows ``E[:T]``, ``(T, D)``: the codes of
         positions ``0, ..., T - 1``."""
-        if isinstance(T, bool) or not isinstance(T, int):
-            raise TypeError(f"T must be an int, got {type(T).__name__}")
+        check_int("T", T, minimum=0)
         if T > self.max_len:
             raise ValueError(
                 f"sequence length T={T} exceeds max_len={self.max_len} of this "
                 "learned table; use a longer table or a sinusoidal/rotary encoding"
             )
-        if T < 0:
-            raise ValueError(f"sequence length must be non-negative, got T={T}")
         return self.weight[:T]  # (T, D)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
-from selfattn._checks import check_tensor, shape_str
+from selfattn._checks import check_int, check_tensor, shape_str
 
 __all__ = [
     "frequencies",
@@ -17,7 +17,7 @@ __all__ = [
 
 
 def _check_dim(embed_dim: int) -> None:
-    if not isinstance(embed_dim, int) or embed_dim <= 0 or embed_dim % 2 != 0:
+    if check_int("embed_dim", embed_dim) % 2 != 0:
         raise ValueError(
             "embed_dim must be a positive even integer (sin/cos pairs), "
             f"got embed_dim={embed_dim}"

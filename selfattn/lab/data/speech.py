@@ -119,7 +119,8 @@ def speech_frames(
     T = round(FRAME_RATE * seconds)
     if T < 1:
         raise ValueError(f"seconds={seconds} gives no frame; need seconds >= 0.01")
-    if not 1 <= min_frames <= max_frames:
+    check_int("min_frames", min_frames)
+    if check_int("max_frames", max_frames) < min_frames:
         raise ValueError(
             f"need 1 <= min_frames <= max_frames, got {min_frames}, {max_frames}"
         )

@@ -10,6 +10,7 @@ import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
+from selfattn._checks import check_int
 from selfattn.lab.fonts import cjk_fallback
 from selfattn.lab.plotting._style import (
     _ANNOTATE_MAX,
@@ -110,9 +111,7 @@ def attention_heads(
     """
     w = _as_array("weights", weights, 3)
     H, T_q, T_k = w.shape
-    if ncols < 1:
-        raise ValueError(f"ncols must be at least 1, got {ncols}")
-    ncols = min(ncols, H)
+    ncols = min(check_int("ncols", ncols), H)
     nrows = -(-H // ncols)  # ceil(H / ncols)
     size = min(0.8 + 0.3 * max(T_q, T_k), 3.5)  # inches per panel
     fig, axes = plt.subplots(
