@@ -14,6 +14,8 @@ less memory) is asserted on a count that no machine changes: multiply-adds
   that load and noise cannot fake or hide it.
 * :func:`peak_memory_bytes`: peak bytes of tensor storage a call allocates,
   counted from the profiler's allocation events (exact, not RSS).
+* :func:`count_madds`: multiply-adds of the matrix products a call makes, as
+  PyTorch's ``FlopCounterMode`` counts them (exact, the same on every CPU).
 """
 
 from __future__ import annotations
@@ -32,7 +34,14 @@ import torch
 
 from selfattn._checks import check_int
 
-__all__ = ["MIN_FACTOR", "assert_faster", "cpu_time", "cpu_times", "peak_memory_bytes"]
+__all__ = [
+    "MIN_FACTOR",
+    "assert_faster",
+    "count_madds",
+    "cpu_time",
+    "cpu_times",
+    "peak_memory_bytes",
+]
 
 MIN_FACTOR = 3.0  # the smallest gap a lesson may assert on a measured time
 
@@ -256,6 +265,47 @@ def peak_memory_bytes(fn: Callable[..., Any], *args: Any) -> int:
         running += nbytes
         peak = max(peak, running)
     return peak
+
+
+def count_madds(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> int:
+    r"""Multiply-adds of the matrix products in ``fn(*args, **kwargs)``.
+
+    Runs ``fn`` once under PyTorch's ``torch.utils.flop_counter.FlopCounterMode``
+    and halves its total: the counter counts a multiply-add as 2 FLOPs. For
+    :math:`A \in \mathbb{R}^{a \times b}` times :math:`B \in \mathbb{R}^{b
+    \times c}` that is :math:`abc`. The count is exact and the same on every
+    CPU and kernel set, which is why a chapter asserts a cost on it and only
+    shows a time (CONTRIBUTING, "Portable lessons").
+
+    What it sees: the matrix products (``mm``, ``bmm``, ``addmm``, ``matmul``,
+    convolutions, PyTorch's fused attention). What it does not: elementwise
+    work (a softmax's exponentials, additions, ``tanh``), which a chapter
+    counts otherwise when its lesson needs it.
+
+    Taught in: the chapters "Self-attention versus recurrent networks",
+    "Complexity: self-attention, recurrence and convolution" and "Efficient
+    attention".
+
+    Args:
+        fn: the call to count; its result is discarded.
+        *args, **kwargs: passed to ``fn``.
+
+    Returns:
+        The number of multiply-adds (an ``int``; 0 if ``fn`` multiplies no
+        matrices).
+
+    Examples:
+        >>> a, b, c = 7, 5, 3
+        >>> count_madds(torch.mm, torch.ones(a, b), torch.ones(b, c)) == a * b * c
+        True
+        >>> count_madds(torch.tanh, torch.ones(4, 4))  # elementwise: not counted
+        0
+    """
+    from torch.utils.flop_counter import FlopCounterMode
+
+    with FlopCounterMode(display=False) as counter:
+        fn(*args, **kwargs)
+    return counter.get_total_flops() // 2  # PyTorch counts 2 FLOPs each
 
 
 @contextlib.contextmanager
