@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 
 import torch
@@ -105,6 +106,7 @@ def fit(
     weight_decay: float = 0.0,
     grad_clip: float | None = None,
     device: torch.device | str | None = None,
+    schedule: Callable[[int], float] | None = None,
 ) -> History:
     r"""Train ``model`` by mini-batch gradient descent; return per-epoch history.
 
@@ -140,6 +142,11 @@ def fit(
         device: where to train (e.g. :func:`selfattn.lab.device.pick_device`):
             the model is moved there (in place) and every batch with it.
             None: where the model and the data are.
+        schedule: the learning rate of step ``s`` (counted from 0 over the
+            whole run) is the optimizer's own rate times ``schedule(s)``
+            (PyTorch's ``LambdaLR``, stepped after every optimizer step, so
+            it is also called once with the number of steps), e.g. a warm-up
+            then a cosine decay. None: a constant rate.
 
     Returns:
         The :class:`History`. The model is trained in place and left in the
@@ -159,6 +166,9 @@ def fit(
     if device is not None:
         model.to(device)
     opt = _make_optimizer(optimizer, model, lr, weight_decay)
+    if schedule is not None and not callable(schedule):
+        raise TypeError(f"schedule must be callable or None, got {schedule!r}")
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, schedule) if schedule else None
     show = sys.stderr.isatty() if progress is None else bool(progress)
     history = History()
     was_training = model.training
@@ -183,6 +193,8 @@ def fit(
                 if grad_clip is not None:
                     nn.utils.clip_grad_norm_(model.parameters(), grad_clip)
                 opt.step()
+                if sched is not None:
+                    sched.step()
                 total_loss += loss.item() * len(y)
                 if metric_fn is not None:
                     seen[0].append(logits.detach())

@@ -1,6 +1,7 @@
 """selfattn.lab.device: ``SELFATTN_DEVICE`` decides when it is set (and is
 refused when it names no device of this machine); otherwise the CPU, even on a
-machine with a GPU (the book's numbers, and its claims' record, come from the CPU). The GPU branches run on any machine: the availability
+machine with a GPU (the book's numbers, and its claims' record, come from the
+CPU). The GPU branches run on any machine: the availability
 checks are replaced by ones that answer as a machine with that GPU would."""
 
 from __future__ import annotations

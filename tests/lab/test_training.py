@@ -170,6 +170,7 @@ def test_fit_accepts_a_dataset(gen):
         ({"train_data": (torch.zeros(5, 2),)}, TypeError, "train_data must be a tuple"),
         ({"train_data": np.zeros((5, 2))}, TypeError, "train_data must be a tuple"),
         ({"val_data": (torch.zeros(3, 2), torch.zeros(2))}, ValueError, "val_data"),
+        ({"schedule": 0.5}, TypeError, "^schedule must be callable or None, got 0.5$"),
     ],
 )  # fmt: skip
 def test_fit_bad_input(gen, kwargs, error, match):
@@ -242,3 +243,25 @@ def test_fit_reports_the_loss_weighted_by_batch_size():
         progress=False,
     )
     assert history.loss[0] == pytest.approx(expected, rel=1e-6)
+
+
+def test_fit_schedule_sets_each_step_s_rate(gen):
+    """With ``schedule``, step s uses lr * schedule(s): checked against SGD by hand
+    (an oracle loop of plain gradient steps with those rates)."""
+    X, y = separable(gen, n=40)
+    X, y = X[:12], y[:12]  # 12 rows: 6 batches of 2
+    factors = [1.0, 0.5, 0.25, 0.0, 2.0, 1.0, 9.0]  # one per step; the 7th unused
+    model, oracle = new_linear(), new_linear()
+    oracle.load_state_dict(model.state_dict())
+    fit(model, (X, y), loss_fn=F.cross_entropy, epochs=1, lr=0.1, batch_size=2,
+        optimizer="sgd", schedule=lambda s: factors[s],
+        generator=torch.Generator().manual_seed(3))  # fmt: skip
+    order = torch.randperm(12, generator=torch.Generator().manual_seed(3))
+    for s, rows in enumerate(order.split(2)):
+        oracle.zero_grad()
+        F.cross_entropy(oracle(X[rows]), y[rows]).backward()
+        with torch.no_grad():
+            for p in oracle.parameters():
+                p -= 0.1 * factors[s] * p.grad
+    for a, b in zip(model.parameters(), oracle.parameters(), strict=True):
+        torch.testing.assert_close(a, b)

@@ -23,6 +23,8 @@ Modules, in teaching order: :mod:`~selfattn.lab.diagrams.addressing` (the
 encoder–decoder with a context per step),
 :mod:`~selfattn.lab.diagrams.kv_memory` (attention as a soft key–value
 lookup), :mod:`~selfattn.lab.diagrams.pipeline` (the single-head pipeline),
+:mod:`~selfattn.lab.diagrams.first_output` (the first output :math:`b^1`,
+computed in full),
 :mod:`~selfattn.lab.diagrams.products` (the score matrix as a product),
 :mod:`~selfattn.lab.diagrams.heads` (multi-head),
 :mod:`~selfattn.lab.diagrams.rotation` (a fixed offset of the sinusoidal
@@ -37,13 +39,17 @@ pipeline and a trained ViT's attention over the patches),
 :mod:`~selfattn.lab.diagrams.favourites` (static against dynamic attention:
 each query's favourite key), :mod:`~selfattn.lab.diagrams.lsh` (Reformer's
 buckets; the hashing itself is :func:`selfattn.efficient.angular_lsh`),
-:mod:`~selfattn.lab.diagrams.memory` (the GPU memory hierarchy); their shared
+:mod:`~selfattn.lab.diagrams.memory` (the GPU memory hierarchy),
+:mod:`~selfattn.lab.diagrams.decoder_only` (one causal mask for a whole
+encoder–decoder, and the prefix-LM mask); their shared
 drawing primitives are private (``_draw``). Every figure is re-exported here:
 ``selfattn.lab.diagrams.qkv_pipeline``.
 """
 
 from selfattn.lab.diagrams.addressing import encoder_decoder
+from selfattn.lab.diagrams.decoder_only import decoder_only_masks
 from selfattn.lab.diagrams.favourites import favourite_keys, favourite_stats
+from selfattn.lab.diagrams.first_output import first_output
 from selfattn.lab.diagrams.heads import multi_head_flow
 from selfattn.lab.diagrams.kv_memory import key_value_memory
 from selfattn.lab.diagrams.lsh import lsh_buckets
@@ -61,6 +67,7 @@ __all__ = [  # in teaching order
     "encoder_decoder",
     "key_value_memory",
     "qkv_pipeline",
+    "first_output",
     "score_product",
     "multi_head_flow",
     "offset_circles",
@@ -78,4 +85,5 @@ __all__ = [  # in teaching order
     "lsh_buckets",
     "MemoryLevel",
     "memory_hierarchy",
+    "decoder_only_masks",
 ]
