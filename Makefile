@@ -33,11 +33,22 @@ SOURCES := _config.yml _toc.yml $(wildcard book/*.md book/*.bib book/*/*.md) \
         bundle-student wheel test unit notebooks seeds browser lint format serve \
         execute lock explore mutation stress sweep check dist floors clean help
 
-# `make help` lists every target that has a `## ` comment, one line each.
-help: ## this list
+# `make help` lists every target that has a `## [group] ` comment, one line
+# each, by group: author (writing a chapter), test (what `make test` runs, and
+# its parts), editions (the PDF, student, reader and offline editions) and
+# maintenance (the lock, the releases, the slow sweeps). CI calls four targets:
+# test, editions, dist and floors (.ci/run). tests/course/test_makefile.py
+# holds every documented target to one of the groups.
+HELP_GROUPS := author test editions maintenance
+help: ## [author] this list, by group
 	@grep -hE '^[a-zA-Z0-9%_-]+:.*## ' $(MAKEFILE_LIST) \
-	    | sed -E 's/^([^:]+):.*## (.*)/\1\t\2/' \
-	    | awk -F'\t' '{ printf "  make %-24s %s\n", $$1, $$2 }'
+	    | sed -E 's/^([^:]+):[^#]*## (\[([a-z]+)\] )?(.*)/\3\t\1\t\4/' \
+	    | awk -F'\t' -v groups="$(HELP_GROUPS)" \
+	    '{ g = ($$1 == "" ? "(no group)" : $$1); seen[g] = seen[g] \
+	       sprintf("  make %-24s %s\n", $$2, $$3) } \
+	     END { n = split(groups, order, " "); order[++n] = "(no group)"; \
+	           for (i = 1; i <= n; i++) if (order[i] in seen) \
+	               printf "%s%s:\n%s", (i > 1 ? "\n" : ""), order[i], seen[order[i]] }'
 
 # --- environment -----------------------------------------------------------
 # $(call check_python,PYTHON): stop, with what to do, where PYTHON is older
@@ -101,7 +112,7 @@ endif
 	@echo
 	@echo "The book is built: open file://$(CURDIR)/_build/html/index.html"
 
-book: $(HTML) ## build the HTML book into _build/html, executing every notebook
+book: $(HTML) ## [author] build the HTML book into _build/html, executing every notebook
 	$(MAKE) --no-print-directory reader-notebooks
 	@echo "Book up to date: file://$(CURDIR)/_build/html/index.html"
 
@@ -109,7 +120,7 @@ book: $(HTML) ## build the HTML book into _build/html, executing every notebook
 # them to be what a fresh execution gives: the same strict build, no second
 # execution. The configuration is _config.yml with execution turned off.
 PREBUILT_CONFIG := _build/_config.prebuilt.yml
-book-prebuilt: $(STAMP) $(MATHJAX) ## the HTML book from the committed outputs (no execution)
+book-prebuilt: $(STAMP) $(MATHJAX) ## [test] the HTML book from the committed outputs (no execution)
 	@mkdir -p _build
 	$(BIN)/python tools/prebuilt_config.py _config.yml $(PREBUILT_CONFIG)
 	$(BIN)/jupyter-book build . --builder html -W -n --keep-going \
@@ -123,11 +134,11 @@ include mk/editions.mk
 # copies (every notebook's install cell, the how-to-run page). INSTALL=repository
 # (a fork that changes the library) makes the install cell take selfattn from
 # this repository's tag alone, never from PyPI; INSTALL=pypi sets it back.
-repository: ## URL=... [INSTALL=repository] set the repository URL and rewrite its copies
+repository: ## [maintenance] URL=... [INSTALL=repository] set the repository URL and rewrite its copies
 	@test -n "$(URL)" || { echo "usage: make repository URL=https://github.com/you/repo [INSTALL=pypi|repository]"; exit 1; }
 	$(BIN)/python tools/repository.py set $(URL) $(if $(INSTALL),--install $(INSTALL))
 
-serve: $(HTML) ## serve the built book on http://127.0.0.1:8000
+serve: $(HTML) ## [author] serve the built book on http://127.0.0.1:8000
 	$(BIN)/python -m http.server --directory _build/html --bind 127.0.0.1 8000
 
 # --- tests -----------------------------------------------------------------
@@ -148,43 +159,43 @@ PORTABLE    := ATEN_CPU_CAPABILITY=default OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 \
 OTHER_SEEDS ?= 1 2
 NBVAL       := $(BIN)/python -m pytest notebooks -q -p no:cacheprovider
 
-test: $(STAMP) $(MATHJAX) ## the whole test suite: lint, unit, nbval, seeds, book, browser
+test: $(STAMP) $(MATHJAX) ## [test] the whole test suite: lint, unit, nbval, seeds, book, browser
 	$(MAKE) --no-print-directory lint
 	$(MAKE) --no-print-directory -j2 --output-sync=target \
 	    notebooks $(addprefix seed-,$(OTHER_SEEDS)) unit book-checked
 
-lint: $(STAMP) ## ruff check and format check
+lint: $(STAMP) ## [test] ruff check and format check
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
 # The library's tests, then every docstring's Examples block as a doctest.
-unit: $(STAMP) ## the tests of the library, the bench and the course's rules, and every docstring example
+unit: $(STAMP) ## [test] the tests of the library, the bench and the course's rules, and every docstring example
 	env OMP_NUM_THREADS=1 $(BIN)/python -m pytest tests -q --ignore=tests/browser \
 	    --ignore=tests/editions
 	env OMP_NUM_THREADS=1 $(BIN)/python -m pytest selfattn -q --doctest-modules
 
-notebooks: $(STAMP) ## nbval: every notebook compared, portable kernels, one thread
+notebooks: $(STAMP) ## [test] nbval: every notebook compared, portable kernels, one thread
 	env $(PORTABLE) $(NBVAL)
 
-seeds: $(addprefix seed-,$(OTHER_SEEDS)) ## every notebook with the other base seeds (asserts only)
+seeds: $(addprefix seed-,$(OTHER_SEEDS)) ## [test] every notebook with the other base seeds (asserts only)
 
-seed-%: $(STAMP) ## one seed pass, e.g. make seed-3
+seed-%: $(STAMP) ## [test] one seed pass, e.g. make seed-3
 	@echo "== every notebook with SELFATTN_SEED=$* (asserts only)"
 	env SELFATTN_SEED=$* OMP_NUM_THREADS=1 $(NBVAL) --nbval-lax
 
-browser: ## the browser tests of the built book
+browser: ## [test] the browser tests of the built book
 	@test -f $(HTML) || { echo "no built book: run make book first"; exit 1; }
 	$(BIN)/python -m pytest tests/browser -q
 
 # The book built from the committed outputs, its reader and student notebooks
 # written and checked, then the book and a reader notebook read in the browser.
-book-checked: book-prebuilt ## the book from the committed outputs, then the browser tests
+book-checked: book-prebuilt ## [test] the book from the committed outputs, then the browser tests
 	$(MAKE) --no-print-directory reader-notebooks-check
 	$(MAKE) --no-print-directory browser
 
 # The loop an author runs while writing one chapter: the portable pass (outputs
 # compared) and the seed passes with base seeds 1 to 4 (asserts only).
-check: $(STAMP) ## NB=notebooks/x.ipynb: portable pass and seeds 1-4 of one chapter
+check: $(STAMP) ## [author] NB=notebooks/x.ipynb: portable pass and seeds 1-4 of one chapter
 	@test -n "$(NB)" || { echo "usage: make check NB=notebooks/<slug>.ipynb"; exit 2; }
 	env $(PORTABLE) $(BIN)/python -m pytest $(NB) -q -p no:cacheprovider
 	for s in 1 2 3 4; do env SELFATTN_SEED=$$s OMP_NUM_THREADS=1 $(BIN)/python \
@@ -201,7 +212,7 @@ check: $(STAMP) ## NB=notebooks/x.ipynb: portable pass and seeds 1-4 of one chap
 SWEEP_SEEDS  ?= 0-11
 SWEEP_NATIVE ?= 0-3
 SWEEP_JOBS   ?= 2
-sweep: $(STAMP) ## every claim over 12 seeds + native kernels (NB=... for some; slow)
+sweep: $(STAMP) ## [maintenance] every claim over 12 seeds + native kernels (NB=... for some; slow)
 	$(BIN)/python tools/sweep.py --seeds $(SWEEP_SEEDS) --native $(SWEEP_NATIVE) \
 	    --jobs $(SWEEP_JOBS) $(if $(filter command line,$(origin NB)),$(NB))
 
@@ -210,12 +221,12 @@ sweep: $(STAMP) ## every claim over 12 seeds + native kernels (NB=... for some; 
 # run must pass). STRESS_RUNS runs, STRESS_LOAD busy processes.
 STRESS_RUNS ?= 10
 STRESS_LOAD ?= 3
-stress: $(STAMP) ## the chapters that measure time, 10 runs under load (hours)
+stress: $(STAMP) ## [maintenance] the chapters that measure time, 10 runs under load (hours)
 	$(BIN)/python tools/stress.py --runs $(STRESS_RUNS) --load $(STRESS_LOAD)
 
 # Not part of `make test`: hypothesis draws many fresh examples (the suite's
 # default profile is derandomised, so CI cannot flake on a rare example).
-explore: $(STAMP) ## hypothesis with fresh random examples (not in make test)
+explore: $(STAMP) ## [test] hypothesis with fresh random examples (not in make test)
 	HYPOTHESIS_PROFILE=explore $(BIN)/python -m pytest tests -q \
 	    -k "properties or chunked or hypothesis" --ignore=tests/browser
 
@@ -229,13 +240,13 @@ explore: $(STAMP) ## hypothesis with fresh random examples (not in make test)
 # one child per core; mutmut's timeout is on CPU time, so load cannot turn a
 # slow survivor into a "timeout" kill).
 MUTATION_CHILDREN ?= 2
-mutation: $(STAMP) ## mutation testing of the core (slow; writes tests/MUTATION.md)
+mutation: $(STAMP) ## [maintenance] mutation testing of the core (slow; writes tests/MUTATION.md)
 	rm -rf mutants
 	start=$$(date +%s) && $(BIN)/mutmut run --max-children $(MUTATION_CHILDREN) \
 	&& $(BIN)/python tools/mutation_report.py --children $(MUTATION_CHILDREN) \
 	    --seconds $$(($$(date +%s) - start))
 
-format: $(STAMP) ## ruff format and fix
+format: $(STAMP) ## [author] ruff format and fix
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
 
@@ -244,7 +255,7 @@ format: $(STAMP) ## ruff format and fix
 # creates notebooks/<slug>.ipynb from templates/chapter.ipynb (the house
 # structure), its glossary fragment, the _toc.yml and glossary lines, and
 # executes it (CONTRIBUTING.md, "A new chapter").
-chapter: $(STAMP) ## NAME=slug TITLE="...": a new chapter from the template
+chapter: $(STAMP) ## [author] NAME=slug TITLE="...": a new chapter from the template
 	@test -n "$(NAME)" && test -n "$(TITLE)" || { \
 	    echo 'usage: make chapter NAME=slug TITLE="Title" [PART="Part II"] [KEYTERM=...] [ZH=...]'; \
 	    exit 2; }
@@ -256,12 +267,12 @@ chapter: $(STAMP) ## NAME=slug TITLE="...": a new chapter from the template
 # Re-execute notebooks in place, top to bottom in one kernel each, so the
 # committed outputs are fresh: make execute [NB=notebooks/some-chapter.ipynb]
 NB ?= $(wildcard notebooks/*.ipynb)
-execute: $(STAMP) ## re-execute notebooks in place (NB=notebooks/x.ipynb for one)
+execute: $(STAMP) ## [author] re-execute notebooks in place (NB=notebooks/x.ipynb for one)
 	$(BIN)/python tools/execute_notebooks.py $(NB)
 
 # The lock is frozen from a fresh venv that got the CPU build of torch first, so
 # no CUDA package can enter it; the grep refuses a lock that holds one anyway.
-lock: ## regenerate requirements.lock from pyproject.toml
+lock: ## [maintenance] regenerate requirements.lock from pyproject.toml
 	$(call check_python,$(PYTHON))
 	rm -rf .lockenv && $(PYTHON) -m venv .lockenv
 	$(call install_cpu_torch,.lockenv/bin/python)
@@ -280,7 +291,7 @@ lock: ## regenerate requirements.lock from pyproject.toml
 # (_build/dist), built as PyPI gets them and checked by twine.
 DIST := _build/dist
 .PHONY: dist
-dist: $(STAMP) ## build the package for PyPI (sdist, wheel) and twine-check it
+dist: $(STAMP) ## [maintenance] build the package for PyPI (sdist, wheel) and twine-check it
 	rm -rf $(DIST)
 	$(BIN)/python -m build --no-isolation --outdir $(DIST) . && rm -rf build
 	$(BIN)/twine check --strict $(DIST)/*
@@ -307,7 +318,7 @@ FLOOR_PIP      := $(FLOORS)/venv/bin/python -m pip --disable-pip-version-check
 # Windows.
 LIBRARY_TESTS  := @.ci/library-tests.txt
 .PHONY: floors
-floors: $(STAMP) ## the lower bounds of pyproject.toml: tests and two chapters
+floors: $(STAMP) ## [maintenance] the lower bounds of pyproject.toml: tests and two chapters
 	rm -rf $(FLOORS) && mkdir -p $(FLOORS)
 	$(PYTHON) tools/floors.py --torch $(FLOOR_TORCH) > $(FLOORS)/constraints.txt
 	$(BIN)/python -m pip wheel --quiet --disable-pip-version-check --no-deps \
@@ -327,5 +338,5 @@ floors: $(STAMP) ## the lower bounds of pyproject.toml: tests and two chapters
 	env OMP_NUM_THREADS=1 $(FLOORS)/venv/bin/python -P -m pytest -q \
 	    -p no:cacheprovider --nbval-lax $(FLOOR_CHAPTERS)
 
-clean: ## remove _build
+clean: ## [maintenance] remove _build
 	rm -rf _build

@@ -8,18 +8,18 @@
 # button gives. `make reader-notebooks-check` checks both editions
 # (tests/editions/test_notebooks.py); `make test` runs it.
 NOTEBOOKS_OUT := _build/notebooks
-reader-notebooks: $(STAMP) ## the reader and student notebooks, into _build/notebooks
+reader-notebooks: $(STAMP) ## [editions] the reader and student notebooks, into _build/notebooks
 	@test -f $(HTML) || { echo "no built book: run make book first"; exit 1; }
 	$(BIN)/python tools/reader_notebooks.py build _build/html $(NOTEBOOKS_OUT)
 	$(BIN)/python tools/reader_notebooks.py install $(NOTEBOOKS_OUT)/reader _build/html
 
-reader-notebooks-check: reader-notebooks ## check the reader and student notebooks
+reader-notebooks-check: reader-notebooks ## [editions] check the reader and student notebooks
 	$(BIN)/python -m pytest tests/editions/test_notebooks.py -q -p no:cacheprovider
 
 # What the publishing workflow pushes to the branches the launch buttons open
 # (notebooks_branch in _config.yml): the repository with notebooks/ replaced
 # by the reader (or student) notebooks, in _build/branches/<branch>.
-notebooks-branches: reader-notebooks ## the repositories the launch buttons open (_build/branches)
+notebooks-branches: reader-notebooks ## [editions] the repositories the launch buttons open (_build/branches)
 	$(BIN)/python tools/reader_notebooks.py tree $(NOTEBOOKS_OUT)/reader \
 	    _build/branches/notebooks
 	$(BIN)/python tools/reader_notebooks.py tree $(NOTEBOOKS_OUT)/student \
@@ -39,7 +39,7 @@ notebooks-branches: reader-notebooks ## the repositories the launch buttons open
 PDF_CONFIG := _build/_config.pdf.yml
 PDF_LATEX  := _build/pdf/_build/latex
 PDF        := _build/self-attention-executable.pdf
-pdf: $(STAMP) ## the PDF edition (needs TeX Live)
+pdf: $(STAMP) ## [editions] the PDF edition (needs TeX Live)
 	@command -v xelatex >/dev/null && command -v latexmk >/dev/null \
 	    || { echo "make pdf needs TeX Live: see README.md, The PDF edition"; exit 1; }
 	@mkdir -p _build
@@ -53,7 +53,7 @@ pdf: $(STAMP) ## the PDF edition (needs TeX Live)
 	@if [ -d _build/html ]; then cp $(PDF) _build/html/; fi
 	@echo "The PDF edition: $(CURDIR)/$(PDF)"
 
-pdf-check: pdf ## build and check the PDF edition
+pdf-check: pdf ## [editions] build and check the PDF edition
 	$(BIN)/python -m pytest tests/editions/test_pdf.py tests/editions/test_licence_pdf.py -q \
 	    -p no:cacheprovider
 
@@ -63,7 +63,7 @@ pdf-check: pdf ## build and check the PDF edition
 # _build/student/_build/html. `make student-check` proves no solution is in it.
 STUDENT_CONFIG := _build/_config.student.yml
 STUDENT_HTML   := _build/student/_build/html/index.html
-student: $(STAMP) $(MATHJAX) ## the student edition (no solutions) and its notebooks
+student: $(STAMP) $(MATHJAX) ## [editions] the student edition (no solutions) and its notebooks
 	@mkdir -p _build
 	rm -rf _build/student  # no page of an older build may survive in it
 	$(BIN)/python tools/prebuilt_config.py --student _config.yml $(STUDENT_CONFIG)
@@ -82,7 +82,7 @@ student: $(STAMP) $(MATHJAX) ## the student edition (no solutions) and its noteb
 STUDENT_PDF_CONFIG := _build/_config.student-pdf.yml
 STUDENT_PDF_LATEX  := _build/student-pdf/_build/latex
 STUDENT_PDF        := _build/self-attention-executable-student.pdf
-student-pdf: $(STAMP) ## the student PDF
+student-pdf: $(STAMP) ## [editions] the student PDF
 	@command -v xelatex >/dev/null && command -v latexmk >/dev/null \
 	    || { echo "make student-pdf needs TeX Live: see README.md, The PDF edition"; exit 1; }
 	@mkdir -p _build
@@ -99,7 +99,7 @@ student-pdf: $(STAMP) ## the student PDF
 # No solution in the student edition, its notebooks, its PDF and its bundle;
 # each check is also shown to fail on the full edition's version (the full
 # PDF, the reader notebooks and the book they are bundled with).
-student-check: student student-pdf pdf ## build and check the student edition, its PDF, notebooks, bundle
+student-check: student student-pdf pdf ## [editions] build and check the student edition, its PDF, notebooks, bundle
 	$(MAKE) --no-print-directory bundle-student
 	$(BIN)/python -m pytest tests/editions/test_student.py -q -p no:cacheprovider
 
@@ -111,32 +111,32 @@ student-check: student student-pdf pdf ## build and check the student edition, i
 # its PDF (`make student` first).
 BUNDLE := _build/self-attention-executable.zip
 STUDENT_BUNDLE := _build/self-attention-executable-student.zip
-wheel: $(STAMP) ## selfattn as a wheel, into _build/wheel
+wheel: $(STAMP) ## [editions] selfattn as a wheel, into _build/wheel
 	rm -rf _build/wheel
 	$(BIN)/python -m pip wheel --quiet --disable-pip-version-check --no-deps \
 	    --no-build-isolation -w _build/wheel . && rm -rf build
 
-bundle: reader-notebooks wheel ## the offline bundle: book, reader notebooks, wheel, lock
+bundle: reader-notebooks wheel ## [editions] the offline bundle: book, reader notebooks, wheel, lock
 	$(BIN)/python tools/make_bundle.py _build/html _build/wheel $(BUNDLE)
 
-bundle-student: wheel ## the offline bundle of the student edition
+bundle-student: wheel ## [editions] the offline bundle of the student edition
 	@test -f $(STUDENT_HTML) || { echo "no student edition: run make student first"; exit 1; }
 	$(BIN)/python tools/make_bundle.py --student $(dir $(STUDENT_HTML)) _build/wheel \
 	    $(STUDENT_BUNDLE)
 
-bundle-check: bundle ## build the offline bundle and open its book from the file
+bundle-check: bundle ## [editions] build the offline bundle and open its book from the file
 	$(BIN)/python -m pytest tests/editions/test_bundle.py -q -p no:cacheprovider
 
 # `make chapter` proved: a throw-away copy of the repository gets a chapter
 # from the template, which must pass the notebook checks and build strictly.
-chapter-check: $(STAMP) $(MATHJAX) ## prove that a chapter made by make chapter passes the checks
+chapter-check: $(STAMP) $(MATHJAX) ## [editions] prove that a chapter made by make chapter passes the checks
 	$(BIN)/python -m pytest tests/editions/test_new_chapter.py -q -p no:cacheprovider
 
 # The editions besides the HTML book, each with its check (.ci/run runs this
 # after make test, from the book that make test built): the PDF and the
 # student edition (with its notebooks, PDF and bundle) and the new-chapter
 # check side by side, then the bundle (which carries the PDF).
-editions: ## every edition besides the HTML book, each checked (CI)
+editions: ## [editions] every edition besides the HTML book, each checked (CI)
 	$(MAKE) --no-print-directory -j2 --output-sync=target pdf-check student-check \
 	    chapter-check
 	$(MAKE) --no-print-directory bundle-check
