@@ -16,7 +16,7 @@ from matplotlib.text import Text  # noqa: E402
 
 from selfattn import scaled_dot_product_attention  # noqa: E402
 from selfattn.lab import diagrams  # noqa: E402
-from selfattn.lab.diagrams.addressing import MAX_WIDTH  # noqa: E402
+from selfattn.lab.diagrams._draw import MAX_WIDTH  # noqa: E402
 
 
 def texts(fig: Figure) -> list[str]:

@@ -1,9 +1,12 @@
 """The drawing primitives shared by :mod:`selfattn.lab.diagrams` (private).
 
-Colours (the Okabe-Ito ``PALETTE`` of :mod:`selfattn.lab.plotting`) and font
-sizes, an argument check, and the pieces every diagram is built from: a
-white frameless canvas, a matrix drawn as a grid of cells with its symbol and
-shape, a labelled arrow, a colour key, light fills and fast line segments.
+Colours (the Okabe-Ito ``PALETTE`` of :mod:`selfattn.lab.plotting`), one
+role→colour map (``ROLE``: queries blue, keys vermillion, values green, scores
+and weights orange, output purple, input grey) and font sizes, and the pieces
+every diagram is built from: a white frameless canvas, a matrix drawn as a
+grid of cells with its symbol and shape, a labelled box, a labelled arrow, a
+link whose width can carry a weight, a bar with its number, centred text, a
+colour key by role, light fills and fast line segments.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.colors import to_rgba
 from matplotlib.figure import Figure
-from matplotlib.patches import FancyArrowPatch, Patch, Rectangle
+from matplotlib.patches import FancyArrowPatch, FancyBboxPatch, Patch, Rectangle
 
 from selfattn.lab.plotting import PALETTE
 
@@ -22,6 +25,17 @@ GREY = "#999999"  # neutral: edges and cells that carry no code
 FONT = 13  # labels; at 10 inches wide a 700-pixel page shows them at ~9 pt
 SMALL = 11  # shapes and notes
 _LABELS_IN = 1.0  # inches between two stacked matrices: symbol above, shape below
+MAX_WIDTH = 7.0  # points: the line width of a link that carries a weight of 1
+# One colour per role, in every figure; _legend takes a role where it takes a colour.
+ROLE = {
+    "input": GREY,
+    "query": BLUE,
+    "key": VERMILLION,
+    "value": GREEN,
+    "score": ORANGE,
+    "weight": ORANGE,
+    "output": PURPLE,
+}
 
 
 def _canvas(
@@ -103,28 +117,12 @@ def _matrix(
     ax.add_artist(Rectangle((x0, y0), w, h, fc="none", ec=color, lw=1.6))
     box = dict(boxstyle="square,pad=0.05", fc="white", ec="none")  # over arrows
     if symbol:
-        ax.text(
-            center[0],
-            y0 + h + 0.12,
-            symbol,
-            ha="center",
-            va="bottom",
-            size=FONT,
-            bbox=box,
-            zorder=4,
+        _text(
+            ax, center[0], y0 + h + 0.12, symbol, FONT, va="bottom", bbox=box, zorder=4
         )
     if dims:
         text = f"{tex(dims)}\n({rows} × {cols})" + (f"\n{note}" if note else "")
-        ax.text(
-            center[0],
-            y0 - 0.12,
-            text,
-            ha="center",
-            va="top",
-            size=SMALL,
-            bbox=box,
-            zorder=4,
-        )
+        _text(ax, center[0], y0 - 0.12, text, va="top", bbox=box, zorder=4)
     return x0, y0, x0 + w, y0 + h
 
 
@@ -142,19 +140,9 @@ def _arrow(
 ) -> None:
     """An arrow from ``start`` to ``end``, ``label`` on a white patch at ``where``
     (or just above the arrow, ``above=True``)."""
-    ax.add_artist(
-        FancyArrowPatch(
-            start,
-            end,
-            arrowstyle="-|>",
-            mutation_scale=14,
-            color=color,
-            lw=1.3,
-            shrinkA=2,
-            shrinkB=2,
-            connectionstyle=f"arc3,rad={rad}",
-        )
-    )
+    style = dict(arrowstyle="-|>", mutation_scale=14, color=color, lw=1.3)
+    bend = dict(shrinkA=2, shrinkB=2, connectionstyle=f"arc3,rad={rad}")
+    ax.add_artist(FancyArrowPatch(start, end, **style, **bend))
     if label:
         x = start[0] + where * (end[0] - start[0])
         y = start[1] + where * (end[1] - start[1])
@@ -164,9 +152,75 @@ def _arrow(
         ax.text(x, y, label, ha="center", va=va, size=size, bbox=box)
 
 
-def _legend(fig: Figure, entries: list[tuple[str, str]], ncol: int) -> None:
-    """A key of filled squares ``(label, colour)`` along the bottom of ``fig``."""
-    handles = [Patch(fc=_fill(c, 0.45), ec=c, label=label) for label, c in entries]
+def _text(ax: Axes, x: float, y: float, text: str, size: int = SMALL, **kw) -> None:
+    """``text`` centred at ``(x, y)`` (``ha``, ``va`` and the rest as keywords)."""
+    ax.text(x, y, text, **({"ha": "center", "va": "center", "size": size} | kw))
+
+
+def _box(
+    ax: Axes, x: float, y: float, text: str, color: str, w: float, h: float, size=FONT
+) -> None:
+    """A rounded box of ``color`` (light fill, full outline), centred at (x, y)."""
+    xy, style = (x - w / 2, y - h / 2), "round,pad=0.03"
+    fc = _fill(color, 0.35)
+    ax.add_patch(
+        FancyBboxPatch(xy, w, h, boxstyle=style, fc=fc, ec=color, lw=1.6, zorder=3)
+    )
+    _text(ax, x, y, text, size, zorder=4)
+
+
+def _link(
+    ax: Axes,
+    start: tuple[float, float],
+    end: tuple[float, float],
+    *,
+    color: str = BLACK,
+    lw: float = 1.2,
+    ls: str = "-",
+    head: bool = True,
+    gid: str | None = None,
+) -> None:
+    """A thin arrow (``head=False``: a line) from box to box; a link that carries
+    a weight gets ``lw=_width(weight)`` and a ``gid`` a test can read back."""
+    style = dict(color=color, lw=lw, ls=ls, shrinkA=3, shrinkB=3, zorder=2)
+    arrow = FancyArrowPatch(
+        start,
+        end,
+        arrowstyle="-|>" if head else "-",
+        mutation_scale=12,
+        connectionstyle="arc3,rad=0.0",
+        **style,
+    )
+    arrow.set_gid(gid)
+    ax.add_artist(arrow)
+
+
+def _width(weight: float) -> float:
+    """The line width of a weight: ``MAX_WIDTH`` for 1, never invisible."""
+    return max(MAX_WIDTH * weight, 0.05)
+
+
+def _bar(ax: Axes, x: float, y: float, value: float, length: float) -> None:
+    """A weight as an orange bar ``value * length`` long from ``x``, then its number."""
+    bar = length * value
+    style = dict(boxstyle="square,pad=0", fc=ROLE["weight"], ec="none")
+    ax.add_patch(FancyBboxPatch((x, y - 0.15), bar, 0.3, **style))
+    _text(ax, x + bar + 0.08, y, f"{value:.3f}", ha="left")
+
+
+def _legend(
+    fig: Figure, entries: list[tuple[str, str]], ncol: int | None = None
+) -> None:
+    """A key of filled squares ``(label, colour or role)`` along the bottom of
+    ``fig``, all in one row unless ``ncol`` says otherwise."""
+    handles = [
+        Patch(fc=_fill(ROLE.get(c, c), 0.45), ec=ROLE.get(c, c), label=label)
+        for label, c in entries
+    ]
     fig.legend(
-        handles=handles, loc="lower center", ncol=ncol, frameon=False, fontsize=SMALL
+        handles=handles,
+        loc="lower center",
+        ncol=ncol or len(entries),
+        frameon=False,
+        fontsize=SMALL,
     )

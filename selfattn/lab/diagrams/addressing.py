@@ -22,82 +22,24 @@ import matplotlib.pyplot as plt
 import torch
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
-from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
 from torch import Tensor
 
 from selfattn.attention import scaled_dot_product_attention
 from selfattn.lab.diagrams._draw import (
     BLACK,
-    BLUE,
     FONT,
     GREY,
-    ORANGE,
-    PURPLE,
-    SMALL,
-    VERMILLION,
-    _fill,
+    ROLE,
+    _box,
     _legend,
+    _link,
+    _text,
+    _width,
 )
 
 __all__ = ["encoder_decoder"]
 
-MAX_WIDTH = 7.0  # points: the line width of a weight of 1
-
-
-def _box(
-    ax: Axes,
-    x: float,
-    y: float,
-    text: str,
-    color: str,
-    w: float,
-    h: float,
-    size: int = FONT,
-) -> None:
-    """A rounded box of ``color`` (light fill, full outline), centred at (x, y)."""
-    ax.add_patch(
-        FancyBboxPatch(
-            (x - w / 2, y - h / 2),
-            w,
-            h,
-            boxstyle="round,pad=0.03",
-            fc=_fill(color, 0.35),
-            ec=color,
-            lw=1.6,
-            zorder=3,
-        )
-    )
-    ax.text(x, y, text, ha="center", va="center", size=size, zorder=4)
-
-
-def _link(
-    ax: Axes,
-    start,
-    end,
-    *,
-    color=BLACK,
-    lw=1.2,
-    ls="-",
-    rad=0.0,
-    gid: str | None = None,
-    head: bool = True,
-) -> None:
-    arrow = FancyArrowPatch(
-        start,
-        end,
-        arrowstyle="-|>" if head else "-",
-        mutation_scale=12,
-        color=color,
-        lw=lw,
-        ls=ls,
-        shrinkA=3,
-        shrinkB=3,
-        connectionstyle=f"arc3,rad={rad}",
-        zorder=2,
-    )
-    if gid is not None:
-        arrow.set_gid(gid)
-    ax.add_artist(arrow)
+Y = dict(token=0.0, h=1.0, c=2.9, g=4.3, y=5.2)  # the rows, bottom to top
 
 
 def _checked_weights(weights: object, n: int, m: int) -> Tensor:
@@ -116,6 +58,66 @@ def _checked_weights(weights: object, n: int, m: int) -> Tensor:
             f"weights of one output step), got row sums {w.sum(-1).tolist()}"
         )
     return w
+
+
+def _alignment_weights(
+    m: int, n: int, alignment: Sequence[int] | None, sharpness: float
+) -> Tensor:
+    """The weights of one-hot keys and queries that each match ``alignment[i]``."""
+    if alignment is None or len(alignment) != n:
+        raise ValueError(
+            f"alignment must give one source position per target token "
+            f"({n}), got {alignment!r}"
+        )
+    if any(not 0 <= a < m for a in alignment):
+        raise ValueError(
+            f"alignment positions must be in 0..{m - 1}, got {list(alignment)}"
+        )
+    keys = torch.eye(m, dtype=torch.float64)  # (m, m): one key per position
+    queries = keys[list(alignment)]  # (n, m): step i looks for alignment[i]
+    return scaled_dot_product_attention(queries, keys, keys, scale=sharpness)[1]
+
+
+def _chains(ax: Axes, enc_x, dec_x, source, target) -> None:
+    """The encoder's states over the source (bottom), the decoder's steps (top)."""
+    for j, x in enumerate(enc_x):
+        _text(ax, x, Y["token"], source[j], FONT)
+        _link(ax, (x, Y["token"] + 0.22), (x, Y["h"] - 0.28))
+        _box(ax, x, Y["h"], f"$h_{{{j + 1}}}$", ROLE["key"], 0.8, 0.5)
+        if j:
+            _link(ax, (enc_x[j - 1] + 0.4, Y["h"]), (x - 0.4, Y["h"]))
+    for i, x in enumerate(dec_x):
+        _box(ax, x, Y["g"], "$g$", ROLE["query"], 0.8, 0.5)
+        _text(ax, x, Y["y"], f"$y_{{{i + 1}}}$ = {target[i]}", FONT)
+        _link(ax, (x, Y["g"] + 0.27), (x, Y["y"] - 0.22))
+        if i:
+            _link(ax, (dec_x[i - 1] + 0.4, Y["g"]), (x - 0.4, Y["g"]))
+
+
+def _one_code(ax: Axes, enc_x, dec_x, mid: float) -> None:
+    """Without attention: the last state becomes one code C for every step."""
+    _box(ax, mid, Y["c"], "$C$", GREY, 0.8, 0.5)
+    _link(ax, (enc_x[-1], Y["h"] + 0.27), (mid + 0.2, Y["c"] - 0.27))
+    for x in dec_x:
+        _link(ax, (mid, Y["c"] + 0.27), (x, Y["g"] - 0.27), color=GREY)
+    ax.set_title("without attention: one code $C$ for every step", size=FONT)
+
+
+def _contexts(ax: Axes, enc_x, dec_x, w: Tensor) -> None:
+    """With attention: a context C_i per step, one weighted link per state."""
+    for i, x in enumerate(dec_x):
+        _box(ax, x, Y["c"], f"$C_{{{i + 1}}}$", ROLE["output"], 0.8, 0.5)
+        _link(ax, (x, Y["c"] + 0.27), (x, Y["g"] - 0.27))
+        for j, xj in enumerate(enc_x):
+            ends = (xj, Y["h"] + 0.27), (x, Y["c"] - 0.27)
+            lw, gid = _width(float(w[i, j])), f"weight {i} {j}"
+            _link(ax, *ends, color=ROLE["weight"], lw=lw, head=False, gid=gid)
+        largest = f"{float(w[i, int(w[i].argmax())]):.2f}"
+        _text(ax, x + 0.45, Y["c"] + 0.05, largest, ha="left", color=BLACK)
+        if i:  # the query comes from the decoder's previous step
+            ends = (dec_x[i - 1] + 0.2, Y["g"] - 0.27), (x - 0.35, Y["c"] + 0.2)
+            _link(ax, *ends, color=ROLE["query"], ls="--")
+    ax.set_title("with attention: a context $C_i$ per step", size=FONT)
 
 
 def encoder_decoder(
@@ -158,102 +160,31 @@ def encoder_decoder(
         if not 1 <= len(tokens) <= 8:
             raise ValueError(f"{name} must have 1 to 8 tokens, got {len(tokens)}")
     if weights is None:
-        if alignment is None or len(alignment) != n:
-            raise ValueError(
-                f"alignment must give one source position per target token "
-                f"({n}), got {alignment!r}"
-            )
-        if any(not 0 <= a < m for a in alignment):
-            raise ValueError(
-                f"alignment positions must be in 0..{m - 1}, got {list(alignment)}"
-            )
-        keys = torch.eye(m, dtype=torch.float64)  # (m, m): one key per position
-        queries = keys[list(alignment)]  # (n, m): step i looks for alignment[i]
-        _, w = scaled_dot_product_attention(queries, keys, keys, scale=sharpness)
+        w = _alignment_weights(m, n, alignment, sharpness)
     else:
         w = _checked_weights(weights, n, m)
-
-    step = 1.6
-    enc_x = [j * step for j in range(m)]
-    mid = (enc_x[-1]) / 2
-    dec_x = [mid + (i - (n - 1) / 2) * step for i in range(n)]
+    enc_x = [j * 1.6 for j in range(m)]
+    mid = enc_x[-1] / 2
+    dec_x = [mid + (i - (n - 1) / 2) * 1.6 for i in range(n)]
     left, right = min(enc_x[0], dec_x[0]) - 1.0, max(enc_x[-1], dec_x[-1]) + 1.0
     fig, axes = plt.subplots(1, 2, figsize=(12.0, 6.0), facecolor="white")
     fig.subplots_adjust(left=0.01, right=0.99, top=0.92, bottom=0.16, wspace=0.05)
-    y_tok, y_h, y_c, y_g, y_y = 0.0, 1.0, 2.9, 4.3, 5.2
-    for ax, attention in zip(axes, (False, True), strict=True):
+    for ax in axes:
         ax.set_xlim(left, right)
         ax.set_ylim(-0.5, 5.7)
         ax.set_aspect("equal")
         ax.axis("off")
-        for j, x in enumerate(enc_x):  # the encoder, bottom
-            ax.text(x, y_tok, source[j], ha="center", va="center", size=FONT)
-            _link(ax, (x, y_tok + 0.22), (x, y_h - 0.28))
-            _box(ax, x, y_h, f"$h_{{{j + 1}}}$", VERMILLION, 0.8, 0.5)
-            if j:
-                _link(ax, (enc_x[j - 1] + 0.4, y_h), (x - 0.4, y_h))
-        for i, x in enumerate(dec_x):  # the decoder, top
-            _box(ax, x, y_g, "$g$", BLUE, 0.8, 0.5)
-            ax.text(
-                x,
-                y_y,
-                f"$y_{{{i + 1}}}$ = {target[i]}",
-                ha="center",
-                va="center",
-                size=FONT,
-            )
-            _link(ax, (x, y_g + 0.27), (x, y_y - 0.22))
-            if i:
-                _link(ax, (dec_x[i - 1] + 0.4, y_g), (x - 0.4, y_g))
-        if not attention:
-            _box(ax, mid, y_c, "$C$", GREY, 0.8, 0.5)
-            _link(ax, (enc_x[-1], y_h + 0.27), (mid + 0.2, y_c - 0.27))
-            for x in dec_x:
-                _link(ax, (mid, y_c + 0.27), (x, y_g - 0.27), color=GREY)
-            ax.set_title("without attention: one code $C$ for every step", size=FONT)
-            continue
-        top = w.argmax(dim=1)
-        for i, x in enumerate(dec_x):
-            _box(ax, x, y_c, f"$C_{{{i + 1}}}$", PURPLE, 0.8, 0.5)
-            _link(ax, (x, y_c + 0.27), (x, y_g - 0.27))
-            for j, xj in enumerate(enc_x):
-                a = float(w[i, j])
-                _link(
-                    ax,
-                    (xj, y_h + 0.27),
-                    (x, y_c - 0.27),
-                    color=ORANGE,
-                    lw=max(MAX_WIDTH * a, 0.05),
-                    head=False,
-                    gid=f"weight {i} {j}",
-                )
-            j = int(top[i])
-            ax.text(
-                x + 0.45,
-                y_c + 0.05,
-                f"{float(w[i, j]):.2f}",
-                ha="left",
-                va="center",
-                size=SMALL,
-                color=BLACK,
-            )
-            if i:  # the query comes from the decoder's previous step
-                _link(
-                    ax,
-                    (dec_x[i - 1] + 0.2, y_g - 0.27),
-                    (x - 0.35, y_c + 0.2),
-                    color=BLUE,
-                    ls="--",
-                )
-        ax.set_title("with attention: a context $C_i$ per step", size=FONT)
+        _chains(ax, enc_x, dec_x, source, target)
+    _one_code(axes[0], enc_x, dec_x, mid)
+    _contexts(axes[1], enc_x, dec_x, w)
     _legend(
         fig,
         [
-            ("encoder states $h_j$ (keys and values)", VERMILLION),
-            ("decoder steps $g$ (dashed: the query)", BLUE),
+            ("encoder states $h_j$ (keys and values)", "key"),
+            ("decoder steps $g$ (dashed: the query)", "query"),
             ("fixed code $C$", GREY),
-            ("context $C_i$", PURPLE),
-            (r"weight $\alpha'_{i,j}$ (line width; the largest printed)", ORANGE),
+            ("context $C_i$", "output"),
+            (r"weight $\alpha'_{i,j}$ (line width; the largest printed)", "weight"),
         ],
         ncol=3,
     )

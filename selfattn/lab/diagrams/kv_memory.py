@@ -14,30 +14,75 @@ from collections.abc import Sequence
 
 import matplotlib.pyplot as plt
 import torch
+from matplotlib.axes import Axes
 from matplotlib.figure import Figure
-from matplotlib.patches import FancyBboxPatch
 from torch import Tensor
 
 from selfattn.attention import scaled_dot_product_attention
 from selfattn.lab.diagrams._draw import (
     BLACK,
-    BLUE,
     FONT,
-    GREEN,
     GREY,
-    ORANGE,
-    PURPLE,
+    ROLE,
     SMALL,
-    VERMILLION,
+    _bar,
+    _box,
     _legend,
+    _link,
+    _text,
+    _width,
 )
-from selfattn.lab.diagrams.addressing import MAX_WIDTH, _box, _link
 
 __all__ = ["key_value_memory"]
 
 
 def _vector(x: Tensor) -> str:
     return "(" + ", ".join(f"{float(t):.2g}" for t in x) + ")"
+
+
+X = dict(q=0.8, k=3.6, s=6.3, w=7.4, v=11.0, o=14.2)  # the columns
+HEADS = dict(  # each column's heading
+    q="query $q$",
+    k="key $k_j$",
+    s=r"score $\alpha_j$",
+    w=r"weight $\alpha'_j$",
+    v="value $v_j$",
+    o=r"output $\sum_j \alpha'_j v_j$",
+)
+
+
+def _check(q: Tensor, K: Tensor, V: Tensor, labels: Sequence[str] | None) -> int:
+    """The number N of entries, once the shapes are checked."""
+    if q.dim() != 1 or K.dim() != 2 or V.dim() != 2:
+        raise ValueError(
+            f"q must be (d_k,), K (N, d_k) and V (N, d_v), got q {tuple(q.shape)}, "
+            f"K {tuple(K.shape)}, V {tuple(V.shape)}"
+        )
+    N = K.shape[0]
+    if not 1 <= N <= 10 or V.shape[0] != N or K.shape[1] != q.shape[0]:
+        raise ValueError(
+            "K and V need the same number N of entries (1 to 10) and K the "
+            f"query's width, got q {tuple(q.shape)}, K {tuple(K.shape)}, "
+            f"V {tuple(V.shape)}"
+        )
+    if V.shape[1] > 4:
+        raise ValueError(f"V may have at most 4 columns (printed), got {V.shape[1]}")
+    if labels is not None and len(labels) != N:
+        raise ValueError(f"labels must name the {N} entries, got {len(labels)}")
+    return N
+
+
+def _entry(ax: Axes, j: int, y_q: float, key: str, score, weight, value) -> None:
+    """Entry j's row: its key, score, weight bar, value and weighted link."""
+    y = -j
+    _box(ax, X["k"], y, key, ROLE["key"], 2.6, 0.5, SMALL - 1)
+    _link(ax, (X["q"] + 0.75, y_q), (X["k"] - 1.3, y), color=GREY, lw=0.8)
+    _text(ax, X["s"], y, f"{score:.2f}")
+    _bar(ax, X["w"], y, weight, 1.8)
+    _box(ax, X["v"], y, value, ROLE["value"], 2.0, 0.45, SMALL)
+    ends = (X["v"] + 1.0, y), (X["o"] - 0.9, y_q)
+    gid = f"weight {j}"
+    _link(ax, *ends, color=ROLE["weight"], lw=_width(weight), head=False, gid=gid)
 
 
 def key_value_memory(
@@ -70,95 +115,35 @@ def key_value_memory(
         The figure, one axes.
     """
     q, K, V = (torch.as_tensor(t) for t in (q, K, V))
-    if q.dim() != 1 or K.dim() != 2 or V.dim() != 2:
-        raise ValueError(
-            f"q must be (d_k,), K (N, d_k) and V (N, d_v), got q {tuple(q.shape)}, "
-            f"K {tuple(K.shape)}, V {tuple(V.shape)}"
-        )
-    N = K.shape[0]
-    if not 1 <= N <= 10 or V.shape[0] != N or K.shape[1] != q.shape[0]:
-        raise ValueError(
-            "K and V need the same number N of entries (1 to 10) and K the "
-            f"query's width, got q {tuple(q.shape)}, K {tuple(K.shape)}, "
-            f"V {tuple(V.shape)}"
-        )
-    if V.shape[1] > 4:
-        raise ValueError(f"V may have at most 4 columns (printed), got {V.shape[1]}")
-    if labels is not None and len(labels) != N:
-        raise ValueError(f"labels must name the {N} entries, got {len(labels)}")
+    N = _check(q, K, V, labels)
     out, w = scaled_dot_product_attention(q[None], K, V, scale=scale)  # (1, *)
     out, w = out[0], w[0]  # (d_v,), (N,)
     scores = scale * (K @ q)  # (N,) alpha_j, as the library scores them
-    hard = int(scores.argmax())
-
     fig, ax = plt.subplots(figsize=(13.0, 0.62 * N + 2.4), facecolor="white")
     fig.subplots_adjust(left=0.01, right=0.99, top=0.99, bottom=1.0 / (0.62 * N + 2.4))
     ax.set_xlim(-0.2, 15.4)
     ax.set_ylim(-N - 0.2, 1.2)
     ax.axis("off")
-    x_q, x_k, x_s, x_w, x_v, x_o = 0.8, 3.6, 6.3, 7.4, 11.0, 14.2
-    heads = [
-        (x_q, "query $q$"),
-        (x_k, "key $k_j$"),
-        (x_s, r"score $\alpha_j$"),
-        (x_w + 0.9, r"weight $\alpha'_j$"),
-        (x_v, "value $v_j$"),
-        (x_o, r"output $\sum_j \alpha'_j v_j$"),
-    ]
-    for x, text in heads:
-        ax.text(x, 0.6, text, ha="center", va="center", size=FONT)
+    for col, text in HEADS.items():  # the weight's heading over its bar's middle
+        _text(ax, X[col] + (0.9 if col == "w" else 0.0), 0.6, text, FONT)
     y_mid = -(N - 1) / 2
-    _box(ax, x_q, y_mid, _vector(q), BLUE, 1.5, 0.55, SMALL)
+    _box(ax, X["q"], y_mid, _vector(q), ROLE["query"], 1.5, 0.55, SMALL)
     for j in range(N):
-        y = -j
         key = _vector(K[j]) if labels is None else f"{labels[j]}\n{_vector(K[j])}"
-        _box(ax, x_k, y, key, VERMILLION, 2.6, 0.5, SMALL - 1)
-        _link(ax, (x_q + 0.75, y_mid), (x_k - 1.3, y), color=GREY, lw=0.8)
-        ax.text(x_s, y, f"{float(scores[j]):.2f}", ha="center", va="center", size=SMALL)
-        bar = 1.8 * float(w[j])
-        ax.add_patch(
-            FancyBboxPatch(
-                (x_w, y - 0.15), bar, 0.3, boxstyle="square,pad=0", fc=ORANGE, ec="none"
-            )
-        )
-        ax.text(
-            x_w + bar + 0.08,
-            y,
-            f"{float(w[j]):.3f}",
-            ha="left",
-            va="center",
-            size=SMALL,
-        )
-        _box(ax, x_v, y, _vector(V[j]), GREEN, 2.0, 0.45, SMALL)
-        _link(
-            ax,
-            (x_v + 1.0, y),
-            (x_o - 0.9, y_mid),
-            color=ORANGE,
-            lw=max(MAX_WIDTH * float(w[j]), 0.05),
-            head=False,
-            gid=f"weight {j}",
-        )
-        if j == hard:
-            ax.text(x_k - 1.45, y, "★", ha="right", va="center", size=FONT, color=BLACK)
-    _box(ax, x_o, y_mid, _vector(out), PURPLE, 1.8, 0.55, SMALL)
-    ax.text(
-        x_k - 1.6,
-        -N + 0.2,
-        "★ largest score: the entry a hard lookup returns",
-        ha="left",
-        va="center",
-        size=SMALL,
-    )
+        _entry(ax, j, y_mid, key, float(scores[j]), float(w[j]), _vector(V[j]))
+        if j == int(scores.argmax()):
+            _text(ax, X["k"] - 1.45, -j, "★", FONT, ha="right", color=BLACK)
+    _box(ax, X["o"], y_mid, _vector(out), ROLE["output"], 1.8, 0.55, SMALL)
+    note = "★ largest score: the entry a hard lookup returns"
+    _text(ax, X["k"] - 1.6, -N + 0.2, note, ha="left")
     _legend(
         fig,
         [
-            ("query", BLUE),
-            ("keys", VERMILLION),
-            ("weights (bar, arrow width)", ORANGE),
-            ("values", GREEN),
-            ("output", PURPLE),
+            ("query", "query"),
+            ("keys", "key"),
+            ("weights (bar, arrow width)", "weight"),
+            ("values", "value"),
+            ("output", "output"),
         ],
-        ncol=5,
     )
     return fig
