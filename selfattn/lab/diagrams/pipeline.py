@@ -16,22 +16,20 @@ import torch
 from matplotlib.figure import Figure
 from matplotlib.patches import FancyArrowPatch
 
+from selfattn import reference  # read at each call: a test stands in a wider one
 from selfattn._checks import check_int
+from selfattn.attention import scaled_dot_product_attention
 from selfattn.lab.diagrams._draw import (
     _LABELS_IN,
-    BLUE,
     FONT,
-    GREEN,
-    GREY,
-    ORANGE,
-    PURPLE,
-    VERMILLION,
+    ROLE,
     _arrow,
     _canvas,
     _legend,
     _matrix,
     tex,
 )
+from selfattn.modules import SelfAttention
 
 
 def _pipeline_shapes(
@@ -39,9 +37,6 @@ def _pipeline_shapes(
 ) -> dict[str, tuple[int, int]]:
     """The shapes of every matrix, from a run of the library on a dummy input."""
     if convention == "rows":
-        from selfattn.attention import scaled_dot_product_attention
-        from selfattn.modules import SelfAttention
-
         gen = torch.Generator().manual_seed(0)
         layer = SelfAttention(D, d_k, d_v, generator=gen)
         x = torch.randn(1, T, D, generator=gen)  # (1, T, D)
@@ -53,16 +48,72 @@ def _pipeline_shapes(
         named |= dict(W_v=layer.W_v.weight.T, Q=q, K=k, V=v, S=scores)
         named |= dict(weights=weights, out=out)
     else:
-        from selfattn.reference import self_attention_columns
-
         rng = np.random.default_rng(0)
         I = rng.standard_normal((D, T))  # (D, T): the inputs as columns
         W_q, W_k = rng.standard_normal((2, d_k, D))  # (d_k, D) each
         W_v = rng.standard_normal((d_v, D))  # (d_v, D)
-        res = self_attention_columns(I, W_q, W_k, W_v)
+        res = reference.self_attention_columns(I, W_q, W_k, W_v)
         named = dict(I=I, W_q=W_q, W_k=W_k, W_v=W_v, Q=W_q @ I, K=W_k @ I)
         named |= dict(V=W_v @ I, A=res.A, A_prime=res.A_prime, O=res.O)
     return {name: tuple(a.shape[-2:]) for name, a in named.items()}
+
+
+TEXT = {  # what each convention calls the seven matrices X Q K V S W O
+    "rows": dict(
+        names=("X", "Q", "K", "V", "S", "weights", "out"),
+        dims=("T × D", "T × d_k", "T × d_k", "T × d_v", "T_q × T_k", "T_q × T_k")
+        + ("T × d_v",),
+        symbols=("$X$", "$Q = XW_q$", "$K = XW_k$", "$V = XW_v$")
+        + (r"$S = QK^\top/\sqrt{d_k}$", "weights", "out"),
+        notes={"W": "rows sum to 1", "O": r"out $=$ weights $V$"},
+        proj=("$W_q$", "$W_k$", "$W_v$"),
+        proj_dims=("D × d_k", "D × d_k", "D × d_v"),
+        softmax="softmax\nof each row",
+        title="Self-attention, row convention (selfattn, PyTorch)",
+    ),
+    "columns": dict(
+        names=("I", "Q", "K", "V", "A", "A_prime", "O"),
+        dims=("D × T", "d_k × T", "d_k × T", "d_v × T", "T_k × T_q", "T_k × T_q")
+        + ("d_v × T",),
+        symbols=("$I$", "$Q = W^qI$", "$K = W^kI$", "$V = W^vI$")
+        + (r"$A = K^\top Q/\sqrt{d_k}$", "$A'$", "$O$"),
+        notes={"W": "columns sum to 1", "O": "$O = VA'$"},
+        proj=("$W^q$", "$W^k$", "$W^v$"),
+        proj_dims=("d_k × D", "d_k × D", "d_v × D"),
+        softmax="softmax\nof each column",
+        title="Self-attention, column convention (the lecture)",
+    ),
+}
+LEGEND = [
+    ("input", "input"),
+    ("queries", "query"),
+    ("keys", "key"),
+    ("values", "value"),
+    ("scores, weights", "score"),
+    ("output", "output"),
+]
+COLOR = dict(
+    X="input", Q="query", K="key", V="value", S="score", W="weight", O="output"
+)
+
+
+def _layout(size: dict[str, tuple[int, int]], cell: float):
+    """The centres of the seven matrices, and the canvas's limits."""
+    high = max(s[0] for s in size.values()) * cell
+    wid = {key: s[1] * cell for key, s in size.items()}
+    qkv = max(wid[n] for n in "QKV")
+    xs = {"X": 0.0}
+    xs["Q"] = xs["K"] = xs["V"] = wid["X"] / 2 + 3.6 + qkv / 2
+    xs["S"] = xs["Q"] + qkv / 2 + 2.6 + wid["S"] / 2
+    xs["W"] = xs["S"] + wid["S"] / 2 + 2.8 + wid["W"] / 2
+    xs["O"] = xs["W"] + wid["W"] / 2 + 3.0 + wid["O"] / 2
+    left, right = -wid["X"] / 2 - 0.6, xs["O"] + wid["O"] / 2 + 1.4
+    upi = (right - left) / 10.0  # data units per inch of a 10-inch figure
+    gap = high + _LABELS_IN * upi  # between the Q, K, V rows
+    ys = {"X": 0.0, "Q": gap, "K": 0.0, "V": -gap, "S": gap / 2, "W": gap / 2}
+    ys["O"] = (ys["W"] + ys["V"]) / 2
+    bottom, top = -gap - high / 2 - 0.6 * upi, gap + high / 2 + 0.45 * upi
+    return xs, ys, (left, right, bottom, top)
 
 
 def qkv_pipeline(
@@ -102,93 +153,46 @@ def qkv_pipeline(
     for name, n in (("T", T), ("D", D), ("d_k", d_k), ("d_v", d_v)):
         check_int(name, n)
     shapes = _pipeline_shapes(convention, T, D, d_k, d_v)
-    rows = convention == "rows"
-    if rows:
-        names = ("X", "Q", "K", "V", "S", "weights", "out")
-        dims = ("T × D", "T × d_k", "T × d_k", "T × d_v", "T_q × T_k", "T_q × T_k")
-        dims += ("T × d_v",)
-        symbols = ("$X$", "$Q = XW_q$", "$K = XW_k$", "$V = XW_v$")
-        symbols += (r"$S = QK^\top/\sqrt{d_k}$", "weights", "out")
-        notes = {"W": "rows sum to 1", "O": r"out $=$ weights $V$"}
-        proj = ("$W_q$", "$W_k$", "$W_v$")
-        proj_dims = ("D × d_k", "D × d_k", "D × d_v")
-        softmax = "softmax\nof each row"
-        title = "Self-attention, row convention (selfattn, PyTorch)"
-    else:
-        names = ("I", "Q", "K", "V", "A", "A_prime", "O")
-        dims = ("D × T", "d_k × T", "d_k × T", "d_v × T", "T_k × T_q", "T_k × T_q")
-        dims += ("d_v × T",)
-        symbols = ("$I$", "$Q = W^qI$", "$K = W^kI$", "$V = W^vI$")
-        symbols += (r"$A = K^\top Q/\sqrt{d_k}$", "$A'$", "$O$")
-        notes = {"W": "columns sum to 1", "O": "$O = VA'$"}
-        proj = ("$W^q$", "$W^k$", "$W^v$")
-        proj_dims = ("d_k × D", "d_k × D", "d_v × D")
-        softmax = "softmax\nof each column"
-        title = "Self-attention, column convention (the lecture)"
-    (X, Q, K, V, S, W, O) = (shapes[n] for n in names)
-    p_shapes = [shapes[n] for n in ("W_q", "W_k", "W_v")]
+    text = TEXT[convention]
     cell = min(0.32, 2.4 / max(T, D, d_k, d_v))
-    high = max(s[0] for s in (X, Q, K, V, S, W, O)) * cell
-    wid = {
-        n: s[1] * cell for n, s in zip("XQKVSWO", (X, Q, K, V, S, W, O), strict=True)
+    size = {
+        key: shapes[name] for key, name in zip("XQKVSWO", text["names"], strict=True)
     }
-    xs = {"X": 0.0}
-    xs["Q"] = xs["K"] = xs["V"] = wid["X"] / 2 + 3.6 + max(wid[n] for n in "QKV") / 2
-    xs["S"] = xs["Q"] + max(wid[n] for n in "QKV") / 2 + 2.6 + wid["S"] / 2
-    xs["W"] = xs["S"] + wid["S"] / 2 + 2.8 + wid["W"] / 2
-    xs["O"] = xs["W"] + wid["W"] / 2 + 3.0 + wid["O"] / 2
-    left, right = -wid["X"] / 2 - 0.6, xs["O"] + wid["O"] / 2 + 1.4
-    upi = (right - left) / 10.0  # data units per inch of a 10-inch figure
-    gap = high + _LABELS_IN * upi  # between the Q, K, V rows
-    ys = {"X": 0.0, "Q": gap, "K": 0.0, "V": -gap, "S": gap / 2, "W": gap / 2}
-    ys["O"] = (ys["W"] + ys["V"]) / 2
-    bottom, top = -gap - high / 2 - 0.6 * upi, gap + high / 2 + 0.45 * upi
+    xs, ys, (left, right, bottom, top) = _layout(size, cell)
     fig, ax = _canvas(10.0, (left, right), (bottom, top))
-    colors = dict(X=GREY, Q=BLUE, K=VERMILLION, V=GREEN, S=ORANGE, W=ORANGE, O=PURPLE)
     box = {}
     for i, key in enumerate("XQKVSWO"):
         box[key] = _matrix(
             ax,
             (xs[key], ys[key]),
-            shapes[names[i]],
+            size[key],
             cell,
-            colors[key],
-            symbol=symbols[i],
-            dims=dims[i],
-            note=notes.get(key, ""),
+            ROLE[COLOR[key]],
+            symbol=text["symbols"][i],
+            dims=text["dims"][i],
+            note=text["notes"].get(key, ""),
         )
     # 1) project: X -> Q, K, V
-    for key, label, pd, ps in zip("QKV", proj, proj_dims, p_shapes, strict=True):
-        start = (box["X"][2], ys["X"])
-        end = (box[key][0], ys[key])
-        text = f"{label}\n{tex(pd)}\n({ps[0]} × {ps[1]})"
-        _arrow(ax, start, end, text, where=0.55)
+    for n, key in enumerate("QKV"):
+        ps = shapes[("W_q", "W_k", "W_v")[n]]
+        label = f"{text['proj'][n]}\n{tex(text['proj_dims'][n])}\n({ps[0]} × {ps[1]})"
+        _arrow(ax, (box["X"][2], ys["X"]), (box[key][0], ys[key]), label, where=0.55)
     # 2) scores from Q and K, 3) softmax, 4) weighted sum of the values
     _arrow(ax, (box["Q"][2], ys["Q"]), (box["S"][0], ys["S"]))
     _arrow(ax, (box["K"][2], ys["K"]), (box["S"][0], ys["S"]))
+    softmax = text["softmax"]
     _arrow(ax, (box["S"][2], ys["S"]), (box["W"][0], ys["W"]), softmax, above=True)
     _arrow(ax, (box["W"][2], box["W"][3]), (box["O"][0], ys["O"]))  # clear of notes
     _arrow(ax, (box["V"][2], ys["V"]), (box["O"][0], ys["O"]))
     # which way the weights sum to 1
     x0, y0, x1, y1 = box["W"]
-    if rows:
+    if convention == "rows":
         start, end = (x0 + 0.05, y1 - cell / 2), (x1 - 0.05, y1 - cell / 2)
     else:
         start, end = (x0 + cell / 2, y1 - 0.05), (x0 + cell / 2, y0 + 0.05)
     ax.add_artist(
         FancyArrowPatch(start, end, arrowstyle="-|>", mutation_scale=10, lw=1.5)
     )
-    ax.set_title(title, size=FONT + 1)
-    _legend(
-        fig,
-        [
-            ("input", GREY),
-            ("queries", BLUE),
-            ("keys", VERMILLION),
-            ("values", GREEN),
-            ("scores, weights", ORANGE),
-            ("output", PURPLE),
-        ],
-        ncol=6,
-    )
+    ax.set_title(text["title"], size=FONT + 1)
+    _legend(fig, LEGEND)
     return fig
