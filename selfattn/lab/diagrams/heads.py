@@ -23,12 +23,12 @@ from selfattn.lab.diagrams._draw import (
     ORANGE,
     PURPLE,
     SKY,
-    SMALL,
     VERMILLION,
     _arrow,
     _canvas,
     _legend,
     _matrix,
+    _text,
     tex,
 )
 from selfattn.modules import MultiHeadAttention
@@ -67,6 +67,51 @@ def _head_colors(H: int) -> list[str]:
     return [cmap(h / (H - 1)) for h in range(H)]
 
 
+def _layout(shapes, cell: float, n_lanes: int):
+    """The columns' x, the drawn heads' y, the canvas's extent, units per inch
+    and the gap between Q, K and V."""
+    hT, wD = shapes["x"][0] * cell, shapes["Q"][1] * cell
+    wT, wk = shapes["weights"][-1] * cell, shapes["heads"][-1] * cell
+    xs = {"x": 0.0}
+    xs["QKV"] = wD / 2 + 3.2 + wD / 2
+    xs["W"] = xs["QKV"] + wD / 2 + 3.4 + wT / 2
+    xs["head"] = xs["W"] + wT / 2 + 1.8 + wk / 2
+    xs["concat"] = xs["head"] + wk / 2 + (2.2 if n_lanes <= 2 else 3.2) + wD / 2
+    xs["out"] = xs["concat"] + wD / 2 + 3.0 + wD / 2
+    left, right = -wD / 2 - 0.5, xs["out"] + wD / 2 + 0.6
+    upi = (right - left) / 11.0  # data units per inch of an 11-inch figure
+    gap = hT + _LABELS_IN * upi  # between two lanes, as between Q, K and V
+    lane_y = [(n_lanes - 1) / 2 * gap - n * gap for n in range(n_lanes)]
+    half = max(gap, lane_y[0]) + hT / 2 + 0.45 * upi  # the canvas's upper half
+    return xs, lane_y, (left, right, upi, gap, half)
+
+
+def _heads(ax, lanes, lane_y, colors, at, shapes, cell) -> None:
+    """Each drawn head's weights and output, from the split to the concat."""
+    bx, xs, wD, hT = at
+    for n, h in enumerate(lanes):
+        y = lane_y[n]
+        if h is None:
+            _text(ax, xs["W"], y, "⋮", FONT + 6)
+            continue
+        W = _matrix(
+            ax,
+            (xs["W"], y),
+            shapes["weights"][1:],
+            cell,
+            colors[h],
+            symbol=f"head {h + 1}",
+            dims="T × T",
+        )
+        _arrow(ax, (bx, 0), (W[0], y))
+        Z = _matrix(
+            ax, (xs["head"], y), shapes["heads"][1:], cell, colors[h], dims="T × d_k"
+        )
+        _arrow(ax, (W[2], y), (Z[0], y), f"$\\cdot v_{{{h + 1}}}$", above=True)
+        spread = 0.8 * hT * (0.5 - n / max(len(lanes) - 1, 1))  # fan into concat
+        _arrow(ax, (Z[2], y), (xs["concat"] - wD / 2, spread if len(lanes) > 1 else 0))
+
+
 def multi_head_flow(*, T: int = 4, D: int = 8, H: int = 2) -> Figure:
     r"""Draw multi-head attention: project, split into heads, attend, concat, ``W^O``.
 
@@ -101,76 +146,32 @@ def multi_head_flow(*, T: int = 4, D: int = 8, H: int = 2) -> Figure:
     colors = _head_colors(H)
     lanes = list(range(H)) if H <= 4 else [0, 1, None, H - 1]  # None: the dots
     cell = min(0.28, 2.4 / max(T, D))
+    xs, lane_y, (left, right, upi, qkv_gap, half) = _layout(shapes, cell, len(lanes))
     hT, wD = T * cell, shapes["Q"][1] * cell
-    wT, wk = shapes["weights"][-1] * cell, shapes["heads"][-1] * cell
-    xs = {"x": 0.0}
-    xs["QKV"] = wD / 2 + 3.2 + wD / 2
-    xs["W"] = xs["QKV"] + wD / 2 + 3.4 + wT / 2
-    xs["head"] = xs["W"] + wT / 2 + 1.8 + wk / 2
-    xs["concat"] = xs["head"] + wk / 2 + (2.2 if len(lanes) <= 2 else 3.2) + wD / 2
-    xs["out"] = xs["concat"] + wD / 2 + 3.0 + wD / 2
-    left, right = -wD / 2 - 0.5, xs["out"] + wD / 2 + 0.6
-    upi = (right - left) / 11.0  # data units per inch of an 11-inch figure
-    qkv_gap = lane_gap = hT + _LABELS_IN * upi
-    lane_y = [(len(lanes) - 1) / 2 * lane_gap - n * lane_gap for n in range(len(lanes))]
-    half = max(qkv_gap, lane_y[0]) + hT / 2 + 0.45 * upi
     fig, ax = _canvas(11.0, (left, right), (-half - 0.75 * upi, half), bottom=0.8)
     col_colors = [colors[c // d_k] for c in range(shapes["Q"][1])]
+    by_head = dict(dims="T × D", col_colors=col_colors)
     box = {
         "x": _matrix(ax, (0, 0), shapes["x"], cell, GREY, symbol="$x$", dims="T × D")
     }
     # 1) project: x -> Q, K, V, whose columns fall into H heads
     for n, (name, w) in enumerate((("Q", "W_q"), ("K", "W_k"), ("V", "W_v"))):
         y = qkv_gap * (1 - n)
+        symbol = f"${name} = xW_{name.lower()}$"
         box[name] = _matrix(
-            ax,
-            (xs["QKV"], y),
-            shapes["Q"],
-            cell,
-            BLACK,
-            symbol=f"${name} = xW_{name.lower()}$",
-            dims="T × D",
-            col_colors=col_colors,
+            ax, (xs["QKV"], y), shapes["Q"], cell, BLACK, symbol=symbol, **by_head
         )
-        pd = shapes["W_q"]
-        label = f"${w}$\nD × D\n({pd[0]} × {pd[1]})"
+        label = f"${w}$\nD × D\n" + "({} × {})".format(*shapes["W_q"])
         _arrow(ax, (box["x"][2], 0), (box[name][0], y), label, where=0.62)
     # 2) split: head h takes columns (h-1) d_k ... h d_k - 1 of Q, K and V
     bx = box["Q"][2] + 0.35
     ax.plot([bx, bx], [qkv_gap, -qkv_gap], color=BLACK, lw=1.3)
     for y in (qkv_gap, 0.0, -qkv_gap):
         ax.plot([box["Q"][2] + 0.05, bx], [y, y], color=BLACK, lw=1.3)
-    for n, h in enumerate(lanes):
-        y = lane_y[n]
-        if h is None:
-            ax.text(xs["W"], y, "⋮", ha="center", va="center", size=FONT + 6)
-            continue
-        W = _matrix(
-            ax,
-            (xs["W"], y),
-            shapes["weights"][1:],
-            cell,
-            colors[h],
-            symbol=f"head {h + 1}",
-            dims="T × T",
-        )
-        _arrow(ax, (bx, 0), (W[0], y))
-        Z = _matrix(
-            ax, (xs["head"], y), shapes["heads"][1:], cell, colors[h], dims="T × d_k"
-        )
-        _arrow(ax, (W[2], y), (Z[0], y), f"$\\cdot v_{{{h + 1}}}$", above=True)
-        spread = 0.8 * hT * (0.5 - n / max(len(lanes) - 1, 1))  # fan into concat
-        _arrow(ax, (Z[2], y), (xs["concat"] - wD / 2, spread if len(lanes) > 1 else 0))
+    _heads(ax, lanes, lane_y, colors, (bx, xs, wD, hT), shapes, cell)
     # 3) concatenate the heads, 4) mix them with W^O
     C = _matrix(
-        ax,
-        (xs["concat"], 0),
-        shapes["concat"],
-        cell,
-        BLACK,
-        symbol="concat",
-        dims="T × D",
-        col_colors=col_colors,
+        ax, (xs["concat"], 0), shapes["concat"], cell, BLACK, symbol="concat", **by_head
     )
     O = _matrix(
         ax, (xs["out"], 0), shapes["out"], cell, GREY, symbol="out", dims="T × D"
@@ -184,14 +185,7 @@ def multi_head_flow(*, T: int = 4, D: int = 8, H: int = 2) -> Figure:
         r"in head $h$: weights $= \mathrm{softmax}(q_h k_h^\top/\sqrt{d_k})$, "
         r"output $=$ weights $\cdot\, v_h$"
     )
-    ax.text(
-        (xs["QKV"] + xs["out"]) / 2,
-        -half - 0.15 * upi,
-        formula,
-        ha="center",
-        va="top",
-        size=SMALL,
-    )
+    _text(ax, (xs["QKV"] + xs["out"]) / 2, -half - 0.15 * upi, formula, va="top")
     ax.set_title("Multi-head attention (selfattn.MultiHeadAttention)", size=FONT + 1)
     shown = range(H) if H <= 8 else [h for h in lanes if h is not None]
     entries = [("input, output", GREY)] + [(f"head {h + 1}", colors[h]) for h in shown]
