@@ -216,10 +216,14 @@ def write_report() -> list[str]:
     rows, times, tight, problems = summarise(runs, reasons)
     runs_table = [
         f"| {name} | {m['date']} | {m['seeds']} | {m['native']} | "
-        f"{m['wall_s']} | {m['jobs']} | {m['machine']} | {m['torch']} |"
+        f"{len(rec['runs'])} | {m['wall_s']} | {m['jobs']} | {m['machine']} | "
+        f"{m['torch']} |"
         for name, rec in records.items()
         for m in [rec["meta"]]
     ]
+    for name, rec in records.items():
+        if not rec["meta"].get("complete", True):
+            problems.append(f"{name}: its last sweep stopped before every draw ran")
     lines = [
         "# Every claim over many draws",
         "",
@@ -239,9 +243,9 @@ def write_report() -> list[str]:
         "and how many draws ran side by side (`tests/seeds/<chapter>.json` "
         "holds every value).",
         "",
-        "| chapter | date | portable seeds | native seeds | wall (s) | jobs | "
-        "CPU | torch |",
-        "|---|---|---|---|---:|---:|---|---|",
+        "| chapter | date | portable seeds | native seeds | draws | wall (s) | "
+        "jobs | CPU | torch |",
+        "|---|---|---|---|---:|---:|---:|---|---|",
         *runs_table,
         "",
         "## Claims",
@@ -289,9 +293,37 @@ def main(argv: list[str] | None = None) -> int:
         draws += [(p, s, "native") for p in paths for s in seed_list(args.native)]
         start = time.monotonic()
         done: list[dict] = []
+        import torch
+
+        def save() -> None:
+            """Write each chapter's record with the draws done so far."""
+            meta = {
+                "date": datetime.date.today().isoformat(),
+                "command": "make sweep"
+                + (
+                    f" NB='{' '.join(str(p.relative_to(ROOT)) for p in paths)}'"
+                    if args.notebooks
+                    else ""
+                ),
+                "seeds": args.seeds,
+                "native": args.native,
+                "wall_s": round(time.monotonic() - start),
+                "jobs": args.jobs,
+                "machine": _cpu_name(),
+                "torch": torch.__version__,
+                "complete": len(done) == len(draws),
+            }
+            RECORDS.mkdir(exist_ok=True)
+            for p in paths:
+                runs = [r for r in done if r["chapter"] == p.stem]
+                record = {"meta": meta, "runs": runs}
+                text = json.dumps(record, indent=1) + "\n"
+                (RECORDS / f"{p.stem}.json").write_text(text)
+
         with ThreadPoolExecutor(args.jobs) as pool:
             for result in pool.map(lambda d: run_draw(*d), draws):
                 done.append(result)
+                save()  # after every draw: an interrupted sweep keeps its draws
                 bad = [c["name"] for c in result["claims"] if not c["held"]]
                 print(
                     f"{result['chapter']:32s} seed {result['seed']:3d} "
@@ -301,28 +333,6 @@ def main(argv: list[str] | None = None) -> int:
                     f"errors {result['errors']}",
                     flush=True,
                 )
-        import torch
-
-        meta = {
-            "date": datetime.date.today().isoformat(),
-            "command": "make sweep"
-            + (
-                f" NB='{' '.join(str(p.relative_to(ROOT)) for p in paths)}'"
-                if args.notebooks
-                else ""
-            ),
-            "seeds": args.seeds,
-            "native": args.native,
-            "wall_s": round(time.monotonic() - start),
-            "jobs": args.jobs,
-            "machine": _cpu_name(),
-            "torch": torch.__version__,
-        }
-        RECORDS.mkdir(exist_ok=True)
-        for p in paths:
-            runs = [r for r in done if r["chapter"] == p.stem]
-            record = {"meta": meta, "runs": runs}
-            (RECORDS / f"{p.stem}.json").write_text(json.dumps(record, indent=1) + "\n")
     problems = write_report()
     for p in problems:
         print("PROBLEM:", p)
