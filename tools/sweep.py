@@ -214,8 +214,14 @@ def write_report() -> list[str]:
     }
     runs = [r for rec in records.values() for r in rec["runs"]]
     rows, times, tight, problems = summarise(runs, reasons)
+
+    def seeds_of(rec: dict, kernels: str) -> str:
+        got = sorted({r["seed"] for r in rec["runs"] if r["kernels"] == kernels})
+        return ", ".join(map(str, got)) or "none"
+
     runs_table = [
-        f"| {name} | {m['date']} | {m['seeds']} | {m['native']} | "
+        f"| {name} | {m['date']} | {seeds_of(rec, 'portable')} | "
+        f"{seeds_of(rec, 'native')} | "
         f"{len(rec['runs'])} | {m['wall_s']} | {m['jobs']} | {m['machine']} | "
         f"{m['torch']} |"
         for name, rec in records.items()
@@ -286,6 +292,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--native", default="0-11", help="native kernels (e.g. 0-2)")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--report", action="store_true", help="only rewrite SEEDS.md")
+    ap.add_argument(
+        "--add",
+        action="store_true",
+        help="keep the chapters' recorded draws of other seeds (finish a sweep)",
+    )
     args = ap.parse_args(argv)
     if not args.report:
         paths = [p.resolve() for p in args.notebooks] or claiming_chapters()
@@ -293,6 +304,15 @@ def main(argv: list[str] | None = None) -> int:
         draws += [(p, s, "native") for p in paths for s in seed_list(args.native)]
         start = time.monotonic()
         done: list[dict] = []
+        kept: dict[str, list[dict]] = {}
+        if args.add:  # the recorded draws this run does not repeat
+            todo = {(p.stem, s, k) for p, s, k in draws}
+            for p in paths:
+                path = RECORDS / f"{p.stem}.json"
+                old = json.loads(path.read_text())["runs"] if path.exists() else []
+                kept[p.stem] = [
+                    r for r in old if (p.stem, r["seed"], r["kernels"]) not in todo
+                ]
         import torch
 
         def save() -> None:
@@ -312,10 +332,15 @@ def main(argv: list[str] | None = None) -> int:
                 "machine": _cpu_name(),
                 "torch": torch.__version__,
                 "complete": len(done) == len(draws),
+                "seeds_done": sorted(
+                    {f"{r['kernels']} {r['seed']}" for r in done}
+                    | {f"{r['kernels']} {r['seed']}" for k in kept.values() for r in k}
+                ),
             }
             RECORDS.mkdir(exist_ok=True)
             for p in paths:
-                runs = [r for r in done if r["chapter"] == p.stem]
+                mine = [r for r in done if r["chapter"] == p.stem]
+                runs = kept.get(p.stem, []) + mine
                 record = {"meta": meta, "runs": runs}
                 text = json.dumps(record, indent=1) + "\n"
                 (RECORDS / f"{p.stem}.json").write_text(text)
