@@ -201,15 +201,18 @@ class BahdanauSeq2Seq(nn.Module):
 
     .. math::
         h_j &= [\overrightarrow{h}_j; \overleftarrow{h}_j],\qquad
-        H_0 = \tanh(\overleftarrow{h}_1 W_s),\qquad
+        H_0 = \tanh(W_s \overleftarrow{h}_1),\qquad
         \alpha'_{i,j} = \operatorname{softmax}_j\,
-            w_v^\top \tanh(W_q H_{i-1} + W_k h_j),\\
+            w_v^\top \tanh(U^q H_{i-1} + U^k h_j),\\
         C_i &= \textstyle\sum_j \alpha'_{i,j} h_j,\qquad
         H_i = \operatorname{GRU}([e(y_{i-1}); C_i],\ H_{i-1}),\qquad
         \text{logits}_i = [H_i; C_i; e(y_{i-1})]\, W_{\text{out}}
 
-    The scores are those of :class:`selfattn.scoring.AdditiveScore`, with
-    :math:`W_k h_j` computed once per source (as Bahdanau et al. note); the
+    Every matrix multiplies a column vector from the left (the logits' row
+    vector is the one exception, as written). The scores are those of
+    :class:`selfattn.scoring.AdditiveScore` (:math:`U^q, U^k` are its ``W_q``,
+    ``W_k``), with :math:`U^k h_j` computed once per source (as Bahdanau et
+    al. note); the
     source's padding is masked. The decoder is a loop over the target
     positions. Taught in :doc:`/notebooks/transformer-end-to-end`.
 
