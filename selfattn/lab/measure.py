@@ -288,7 +288,7 @@ def count_madds(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> int:
 
     Args:
         fn: the call to count; its result is discarded.
-        *args, **kwargs: passed to ``fn``.
+        args, kwargs: the positional and keyword arguments passed to ``fn``.
 
     Returns:
         The number of multiply-adds (an ``int``; 0 if ``fn`` multiplies no
