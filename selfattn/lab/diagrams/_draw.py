@@ -1,32 +1,39 @@
 """The drawing primitives shared by :mod:`selfattn.lab.diagrams` (private).
 
-Colours (the Okabe-Ito ``PALETTE`` of :mod:`selfattn.lab.plotting`), one
-role→colour map (``ROLE``: queries blue, keys vermillion, values green, scores
-and weights orange, output purple, input grey) and font sizes, and the pieces
-every diagram is built from: a white frameless canvas, a matrix drawn as a
-grid of cells with its symbol and shape, a labelled box, a labelled arrow, a
-link whose width can carry a weight, a bar with its number, centred text, a
-colour key by role, light fills and fast line segments.
+A figure module imports this one as ``d`` and reads as a short description:
+``d.matrix(...)``, ``d.arrow(..., "softmax")``, ``d.legend(fig, [...])``.
+Here are the colours (the Okabe-Ito ``PALETTE`` of
+:mod:`selfattn.lab.plotting`), one role→colour map (``ROLE``: queries blue,
+keys vermillion, values green, scores and weights orange, output purple,
+input grey), the font sizes, and the pieces: a white frameless canvas or
+panel, a matrix drawn as a grid of cells with its symbol and shape, one of
+its rows marked and labelled, a mask drawn as coloured cells, a labelled
+arrow, a labelled box, a link whose width can carry a weight, a bar with its
+number, centred text, light fills, fast line segments, and a legend whose
+entries are given by role.
 """
 
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.artist import Artist
 from matplotlib.axes import Axes
-from matplotlib.colors import to_rgba
+from matplotlib.colors import ListedColormap, to_rgba
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
 from matplotlib.patches import FancyArrowPatch, FancyBboxPatch, Patch, Rectangle
 
 from selfattn.lab.plotting import PALETTE
 
-BLUE, VERMILLION, GREEN, PURPLE, ORANGE, SKY, BLACK, _YELLOW = PALETTE
+BLUE, VERMILLION, GREEN, PURPLE, ORANGE, SKY, BLACK, YELLOW = PALETTE
 GREY = "#999999"  # neutral: edges and cells that carry no code
 FONT = 13  # labels; at 10 inches wide a 700-pixel page shows them at ~9 pt
 SMALL = 11  # shapes and notes
-_LABELS_IN = 1.0  # inches between two stacked matrices: symbol above, shape below
+LABELS_IN = 1.0  # inches between two stacked matrices: symbol above, shape below
 MAX_WIDTH = 7.0  # points: the line width of a link that carries a weight of 1
-# One colour per role, in every figure; _legend takes a role where it takes a colour.
+# One colour per role, in every figure; every primitive that takes a colour
+# takes a role too.
 ROLE = {
     "input": GREY,
     "query": BLUE,
@@ -38,7 +45,20 @@ ROLE = {
 }
 
 
-def _canvas(
+def hue(c: str) -> str:
+    """The colour of role ``c`` (a key of ``ROLE``), or ``c`` itself."""
+    return ROLE.get(c, c) if isinstance(c, str) else c
+
+
+def fill(c: str, alpha: float = 0.3) -> tuple[float, float, float, float]:
+    """A light fill of colour or role ``c`` (the outline keeps the full colour)."""
+    return to_rgba(hue(c), alpha)
+
+
+_fill = fill  # the name decoder_only.py imports
+
+
+def canvas(
     width: float,
     xlim: tuple[float, float],
     ylim: tuple[float, float],
@@ -56,19 +76,23 @@ def _canvas(
     fig, ax = plt.subplots(figsize=(width, height), facecolor="white")
     fig.subplots_adjust(left=0, right=1, bottom=bottom / height, top=1 - top / height)
     ax.set_facecolor("white")
-    ax.set_xlim(x0, x1)
-    ax.set_ylim(y0, y1)
-    ax.set_aspect("equal")
-    ax.axis("off")
+    panel(ax, xlim, ylim, equal=True)
     return fig, ax
 
 
-def _fill(color: str, alpha: float = 0.3) -> tuple[float, float, float, float]:
-    """A light fill of ``color`` (the outline keeps the full colour)."""
-    return to_rgba(color, alpha)
+def panel(ax: Axes, xlim, ylim, *, equal: bool = False, title: str = "", **kw) -> None:
+    """Make ``ax`` a frameless panel showing ``xlim`` x ``ylim`` (at equal aspect
+    if ``equal``), titled ``title`` (``size`` and the rest as keywords)."""
+    ax.set_xlim(*xlim)
+    ax.set_ylim(*ylim)
+    if equal:
+        ax.set_aspect("equal")
+    ax.axis("off")
+    if title:
+        ax.set_title(title, **kw)
 
 
-def _segments(ax: Axes, segments: list[tuple[float, ...]], **style) -> None:
+def segments(ax: Axes, segments: list[tuple[float, ...]], **style) -> None:
     """Draw segments ``(x0, y0, x1, y1)`` as one line, broken by NaNs (fast)."""
     xs = [v for x0, _, x1, _ in segments for v in (x0, x1, np.nan)]
     ys = [v for _, y0, _, y1 in segments for v in (y0, y1, np.nan)]
@@ -80,7 +104,12 @@ def tex(dims: str) -> str:
     return "$" + dims.replace(" × ", r" \times ") + "$"
 
 
-def _matrix(
+def text(ax: Axes, x: float, y: float, s: str, size: int = SMALL, **kw) -> None:
+    """``s`` centred at ``(x, y)`` (``ha``, ``va`` and the rest as keywords)."""
+    ax.text(x, y, s, **({"ha": "center", "va": "center", "size": size} | kw))
+
+
+def matrix(
     ax: Axes,
     center: tuple[float, float],
     shape: tuple[int, int],
@@ -92,41 +121,66 @@ def _matrix(
     note: str = "",
     col_colors: list[str] | None = None,
 ) -> tuple[float, float, float, float]:
-    """Draw a ``rows x cols`` matrix as a grid of cells centred at ``center``.
+    """Draw a ``rows x cols`` matrix of colour or role ``color`` as a grid of
+    cells centred at ``center``.
 
     ``symbol`` goes above, ``dims`` (e.g. ``"T × d_k"``) and the numeric shape
     below, then ``note``; ``col_colors`` colours each column (e.g. by head).
     Returns the box ``(left, bottom, right, top)``.
     """
-    rows, cols = shape
+    c, (rows, cols) = hue(color), shape
     w, h = cols * cell, rows * cell
     x0, y0 = center[0] - w / 2, center[1] - h / 2
     if col_colors is None:
-        ax.add_artist(Rectangle((x0, y0), w, h, fc=_fill(color), ec="none"))
+        ax.add_artist(Rectangle((x0, y0), w, h, fc=fill(c), ec="none"))
     else:
         start = 0
-        for c in range(1, cols + 1):  # one patch per run of equal colours
-            if c == cols or col_colors[c] != col_colors[start]:
-                xy, wc = (x0 + start * cell, y0), (c - start) * cell
-                ax.add_artist(Rectangle(xy, wc, h, fc=_fill(col_colors[start], 0.45)))
-                start = c
+        for n in range(1, cols + 1):  # one patch per run of equal colours
+            if n == cols or col_colors[n] != col_colors[start]:
+                xy, wc = (x0 + start * cell, y0), (n - start) * cell
+                ax.add_artist(Rectangle(xy, wc, h, fc=fill(col_colors[start], 0.45)))
+                start = n
     if max(rows, cols) <= 24:  # cell lines while they stay visible
-        lines = [(x0 + c * cell, y0, x0 + c * cell, y0 + h) for c in range(1, cols)]
+        lines = [(x0 + n * cell, y0, x0 + n * cell, y0 + h) for n in range(1, cols)]
         lines += [(x0, y0 + r * cell, x0 + w, y0 + r * cell) for r in range(1, rows)]
-        _segments(ax, lines, color=color, lw=0.5, alpha=0.6)
-    ax.add_artist(Rectangle((x0, y0), w, h, fc="none", ec=color, lw=1.6))
-    box = dict(boxstyle="square,pad=0.05", fc="white", ec="none")  # over arrows
+        segments(ax, lines, color=c, lw=0.5, alpha=0.6)
+    ax.add_artist(Rectangle((x0, y0), w, h, fc="none", ec=c, lw=1.6))
+    pad = dict(boxstyle="square,pad=0.05", fc="white", ec="none")  # over arrows
     if symbol:
-        _text(
-            ax, center[0], y0 + h + 0.12, symbol, FONT, va="bottom", bbox=box, zorder=4
+        text(
+            ax, center[0], y0 + h + 0.12, symbol, FONT, va="bottom", bbox=pad, zorder=4
         )
     if dims:
-        text = f"{tex(dims)}\n({rows} × {cols})" + (f"\n{note}" if note else "")
-        _text(ax, center[0], y0 - 0.12, text, va="top", bbox=box, zorder=4)
+        s = f"{tex(dims)}\n({rows} × {cols})" + (f"\n{note}" if note else "")
+        text(ax, center[0], y0 - 0.12, s, va="top", bbox=pad, zorder=4)
     return x0, y0, x0 + w, y0 + h
 
 
-def _arrow(
+def row(ax: Axes, box, y: float, h: float, label: str = "", **style) -> None:
+    """Mark one row of a drawn matrix ``box`` (``(left, bottom, right, top)``):
+    a rectangle from ``y`` to ``y + h`` across it (``fc``, ``ec`` and the rest
+    as keywords), and ``label`` left of it, as a tick label."""
+    x0, _, x1, _ = box
+    ax.add_artist(Rectangle((x0, y), x1 - x0, h, **style))
+    if label:
+        text(ax, x0 - 0.12, y + h / 2, label, ha="right")
+
+
+def cells(ax: Axes, codes, colors: list, *, grid: str | None = GREY, lw=0.6) -> None:
+    """A matrix of integer ``codes`` drawn as cells of ``colors[code]``, with a
+    line of colour ``grid`` around every cell (``None``: no lines)."""
+    cmap = ListedColormap(colors)
+    vmax = len(colors) - 0.5
+    ax.imshow(codes, cmap=cmap, vmin=-0.5, vmax=vmax, interpolation="nearest")
+    if grid is not None:
+        rows, cols = np.shape(codes)
+        ax.set_xticks(np.arange(cols + 1) - 0.5, minor=True)
+        ax.set_yticks(np.arange(rows + 1) - 0.5, minor=True)
+        ax.grid(which="minor", color=grid, lw=lw)
+        ax.tick_params(which="minor", length=0)
+
+
+def arrow(
     ax: Axes,
     start: tuple[float, float],
     end: tuple[float, float],
@@ -137,39 +191,35 @@ def _arrow(
     rad: float = 0.0,
     size: int = SMALL,
     above: bool = False,
+    **style,
 ) -> None:
-    """An arrow from ``start`` to ``end``, ``label`` on a white patch at ``where``
-    (or just above the arrow, ``above=True``)."""
-    style = dict(arrowstyle="-|>", mutation_scale=14, color=color, lw=1.3)
+    """An arrow of colour or role ``color`` from ``start`` to ``end`` (bent by
+    ``rad``; ``lw`` and the rest of ``style`` override the defaults), ``label``
+    on a white patch at ``where`` (or just above the arrow, ``above=True``)."""
+    base = dict(arrowstyle="-|>", mutation_scale=14, color=hue(color), lw=1.3)
     bend = dict(shrinkA=2, shrinkB=2, connectionstyle=f"arc3,rad={rad}")
-    ax.add_artist(FancyArrowPatch(start, end, **style, **bend))
+    ax.add_artist(FancyArrowPatch(start, end, **(base | bend | style)))
     if label:
         x = start[0] + where * (end[0] - start[0])
         y = start[1] + where * (end[1] - start[1])
-        box = dict(boxstyle="round,pad=0.2", fc="white", ec="none", alpha=0.9)
+        pad = dict(boxstyle="round,pad=0.2", fc="white", ec="none", alpha=0.9)
         va = "bottom" if above else "center"
         y += 0.08 if above else 0.0
-        ax.text(x, y, label, ha="center", va=va, size=size, bbox=box)
+        ax.text(x, y, label, ha="center", va=va, size=size, bbox=pad)
 
 
-def _text(ax: Axes, x: float, y: float, text: str, size: int = SMALL, **kw) -> None:
-    """``text`` centred at ``(x, y)`` (``ha``, ``va`` and the rest as keywords)."""
-    ax.text(x, y, text, **({"ha": "center", "va": "center", "size": size} | kw))
-
-
-def _box(
-    ax: Axes, x: float, y: float, text: str, color: str, w: float, h: float, size=FONT
+def box(
+    ax: Axes, x: float, y: float, s: str, color: str, w: float, h: float, size=FONT
 ) -> None:
-    """A rounded box of ``color`` (light fill, full outline), centred at (x, y)."""
-    xy, style = (x - w / 2, y - h / 2), "round,pad=0.03"
-    fc = _fill(color, 0.35)
-    ax.add_patch(
-        FancyBboxPatch(xy, w, h, boxstyle=style, fc=fc, ec=color, lw=1.6, zorder=3)
-    )
-    _text(ax, x, y, text, size, zorder=4)
+    """A rounded box of colour or role ``color`` (light fill, full outline),
+    centred at (x, y), ``s`` in it."""
+    xy, c = (x - w / 2, y - h / 2), hue(color)
+    style = dict(boxstyle="round,pad=0.03", fc=fill(c, 0.35), ec=c, lw=1.6, zorder=3)
+    ax.add_patch(FancyBboxPatch(xy, w, h, **style))
+    text(ax, x, y, s, size, zorder=4)
 
 
-def _link(
+def link(
     ax: Axes,
     start: tuple[float, float],
     end: tuple[float, float],
@@ -180,47 +230,60 @@ def _link(
     head: bool = True,
     gid: str | None = None,
 ) -> None:
-    """A thin arrow (``head=False``: a line) from box to box; a link that carries
-    a weight gets ``lw=_width(weight)`` and a ``gid`` a test can read back."""
-    style = dict(color=color, lw=lw, ls=ls, shrinkA=3, shrinkB=3, zorder=2)
-    arrow = FancyArrowPatch(
-        start,
-        end,
-        arrowstyle="-|>" if head else "-",
-        mutation_scale=12,
-        connectionstyle="arc3,rad=0.0",
-        **style,
-    )
-    arrow.set_gid(gid)
-    ax.add_artist(arrow)
+    """A thin arrow (``head=False``: a line) of colour or role ``color`` from box
+    to box; a link that carries a weight gets ``lw=width(weight)`` and a ``gid`` a
+    test can read back."""
+    style = dict(color=hue(color), lw=lw, ls=ls, shrinkA=3, shrinkB=3, zorder=2)
+    tip = "-|>" if head else "-"
+    bend = dict(mutation_scale=12, connectionstyle="arc3,rad=0.0")
+    ax.add_artist(FancyArrowPatch(start, end, arrowstyle=tip, **bend, **style, gid=gid))
 
 
-def _width(weight: float) -> float:
+def width(weight: float) -> float:
     """The line width of a weight: ``MAX_WIDTH`` for 1, never invisible."""
     return max(MAX_WIDTH * weight, 0.05)
 
 
-def _bar(ax: Axes, x: float, y: float, value: float, length: float) -> None:
+def bar(ax: Axes, x: float, y: float, value: float, length: float) -> None:
     """A weight as an orange bar ``value * length`` long from ``x``, then its number."""
-    bar = length * value
+    long = length * value
     style = dict(boxstyle="square,pad=0", fc=ROLE["weight"], ec="none")
-    ax.add_patch(FancyBboxPatch((x, y - 0.15), bar, 0.3, **style))
-    _text(ax, x + bar + 0.08, y, f"{value:.3f}", ha="left")
+    ax.add_patch(FancyBboxPatch((x, y - 0.15), long, 0.3, **style))
+    text(ax, x + long + 0.08, y, f"{value:.3f}", ha="left")
 
 
-def _legend(
-    fig: Figure, entries: list[tuple[str, str]], ncol: int | None = None
-) -> None:
-    """A key of filled squares ``(label, colour or role)`` along the bottom of
-    ``fig``, all in one row unless ``ncol`` says otherwise."""
-    handles = [
-        Patch(fc=_fill(ROLE.get(c, c), 0.45), ec=ROLE.get(c, c), label=label)
-        for label, c in entries
-    ]
-    fig.legend(
-        handles=handles,
-        loc="lower center",
-        ncol=ncol or len(entries),
-        frameon=False,
-        fontsize=SMALL,
-    )
+def swatch(label: str, color: str, alpha: float = 0.45, **kw) -> Patch:
+    """A legend entry: a square filled light in colour or role ``color`` and
+    outlined in it (``fc``, ``ec`` and the rest as keywords)."""
+    return Patch(**({"fc": fill(color, alpha), "ec": hue(color), "label": label} | kw))
+
+
+def mark(label: str, **kw) -> Line2D:
+    """A legend entry drawn as a line or a marker (``color``, ``marker`` and the
+    rest as keywords)."""
+    return Line2D([], [], label=label, **kw)
+
+
+def legend(where: Figure | Axes, entries: list, ncol: int | None = None, **kw):
+    """A key along the bottom of ``where``, all in one row unless ``ncol`` says
+    otherwise (``loc`` and the rest as keywords). An entry is a ready handle
+    (``swatch``, ``mark``) or ``(label, colour or role)``, a filled square."""
+    handles = [e if isinstance(e, Artist) else swatch(*e) for e in entries]
+    style = dict(loc="lower center", frameon=False, fontsize=SMALL)
+    where.legend(handles=handles, ncol=ncol or len(handles), **(style | kw))
+
+
+# the old names, until every figure module reads ``d.<name>``
+_canvas, _segments, _matrix, _arrow, _text = canvas, segments, matrix, arrow, text
+_box, _link, _width, _bar, _LABELS_IN, _YELLOW = (
+    box,
+    link,
+    width,
+    bar,
+    LABELS_IN,
+    YELLOW,
+)
+
+
+def _legend(fig, entries, ncol=None):
+    legend(fig, entries, ncol)
