@@ -10,25 +10,12 @@ from __future__ import annotations
 
 import matplotlib.pyplot as plt
 import numpy as np
-from matplotlib.colors import ListedColormap
 from matplotlib.figure import Figure
-from matplotlib.patches import FancyArrowPatch, Patch, Rectangle
 
 from selfattn._checks import check_int
 from selfattn.efficient import tiles
-from selfattn.lab.diagrams._draw import (
-    BLACK,
-    FONT,
-    GREY,
-    ORANGE,
-    SKY,
-    SMALL,
-    _fill,
-    _segments,
-)
+from selfattn.lab.diagrams import _draw as d
 from selfattn.masks import window_mask
-
-# --- truncated (local) attention ---------------------------------------------
 
 
 def truncated_band(*, T: int = 12, radius: int = 2, causal: bool = False) -> Figure:
@@ -56,46 +43,50 @@ def truncated_band(*, T: int = 12, radius: int = 2, causal: bool = False) -> Fig
     keys = np.flatnonzero(mask[star])
     fig, ax = plt.subplots(figsize=(9.0, 6.0), facecolor="white")
     fig.subplots_adjust(left=0.09, right=0.6, top=0.9, bottom=0.1)
-    cmap = ListedColormap(["white", _fill(SKY, 0.8), ORANGE])
-    ax.imshow(codes, cmap=cmap, vmin=-0.5, vmax=2.5, interpolation="nearest")
-    ax.set_xticks(np.arange(T + 1) - 0.5, minor=True)
-    ax.set_yticks(np.arange(T + 1) - 0.5, minor=True)
-    ax.grid(which="minor", color=GREY, lw=0.6)
-    ax.tick_params(which="minor", length=0)
+    d.cells(ax, codes, ["white", d.fill(d.SKY, 0.8), d.ORANGE])
     step = 1 if T <= 16 else -(-T // 12)
     ax.set_xticks(range(0, T, step))
     ax.set_yticks(range(0, T, step))
-    ax.tick_params(labelsize=SMALL)
-    ax.set_xlabel("key j", size=FONT)
-    ax.set_ylabel("query i", size=FONT)
-    ax.add_artist(Rectangle((-0.5, star - 0.5), T, 1, fill=False, ec=BLACK, lw=2.5))
-    title = f"window_mask(T={T}, radius={radius}" + (
-        ", causal=True)" if causal else ")"
-    )
-    ax.set_title(title, size=FONT, family="monospace")
+    ax.tick_params(labelsize=d.SMALL)
+    ax.set_xlabel("key j", size=d.FONT)
+    ax.set_ylabel("query i", size=d.FONT)
+    d.row(ax, (-0.5, 0, T - 0.5, T), star - 0.5, 1, fill=False, ec=d.BLACK, lw=2.5)
+    call = f"window_mask(T={T}, radius={radius}" + (", causal=True)" if causal else ")")
+    ax.set_title(call, size=d.FONT, family="monospace")
     span = f"keys {keys[0]} to {keys[-1]}" if len(keys) > 1 else f"key {keys[0]}"
-    handles = [
-        Patch(fc=_fill(SKY, 0.8), ec=GREY, label="True: may attend"),
-        Patch(fc="white", ec=GREY, label="False: may not"),
-        Patch(fc=ORANGE, ec=GREY, label=f"receptive field of\nquery {star}: {span}"),
-        Patch(fc="none", ec=BLACK, lw=2.5, label=f"row of query {star}"),
+    key = [
+        d.swatch("True: may attend", d.SKY, 0.8, ec=d.GREY),
+        d.swatch("False: may not", d.GREY, fc="white"),
+        d.swatch(f"receptive field of\nquery {star}: {span}", d.GREY, fc=d.ORANGE),
+        d.swatch(f"row of query {star}", d.BLACK, fc="none", lw=2.5),
     ]
-    ax.legend(
-        handles=handles,
-        loc="upper left",
-        bbox_to_anchor=(1.03, 1.0),
-        frameon=False,
-        fontsize=SMALL,
-    )
+    d.legend(ax, key, 1, loc="upper left", bbox_to_anchor=(1.03, 1.0))
     rule = "0 ≤ i − j ≤ radius" if causal else "|i − j| ≤ radius"
     most = int(mask.sum(axis=1).max())
     note = f"query i sees key j\nwhen {rule}:\nat most {most} keys per query,\n"
     note += "however long the sequence"
-    ax.text(1.05, 0.62, note, transform=ax.transAxes, size=SMALL, va="top")
+    ax.text(1.05, 0.62, note, transform=ax.transAxes, size=d.SMALL, va="top")
     return fig
 
 
 # --- the online softmax in tiles ------------------------------------------------
+
+_RULE = (  # the update rule, written beside the grid
+    "For each query i of a row block:",
+    r"start: $m_i = -\infty,\ \ell_i = 0,\ a_i = 0$",
+    "for each key tile, in order 1, 2, …:",
+    r"   $m_i^{new} = \max(m_i,\ \max_{j} \alpha_{i,j})$",
+    r"   $c_i = \exp(m_i - m_i^{new})$  (rescales the old sums)",
+    r"   $\ell_i \leftarrow c_i\,\ell_i + \sum_j \exp(\alpha_{i,j} - m_i^{new})$",
+    r"   $a_i \leftarrow c_i\,a_i + \sum_j \exp(\alpha_{i,j} - m_i^{new})\,v_j$",
+    r"   $m_i \leftarrow m_i^{new}$",
+    r"end: $o_i = a_i / \ell_i$ (exact softmax attention)",
+)
+
+
+def _inches(text: str) -> float:
+    """The height of a line of the rule, with the gap below it."""
+    return 0.3 * (text.count("\n") + 1) + 0.1
 
 
 def _chunked_tiles(T_q: int, T_k: int, B_q: int, B_k: int) -> list[tuple[int, ...]]:
@@ -107,6 +98,54 @@ def _chunked_tiles(T_q: int, T_k: int, B_q: int, B_k: int) -> list[tuple[int, ..
         for (qs, qe), keys in tiles(T_q, T_k, B_q, B_k)
         for ks, ke in keys
     ]
+
+
+def _visit(ax, first: list[tuple[int, ...]], cell_in: float, rad: float) -> None:
+    """Number the highlighted row block's tiles in visiting order, and arc from
+    each to the next with the running statistics it carries."""
+    tile_in = min(t[3] for t in first) * cell_in
+    peak = -rad * max(t[3] for t in first) / 2  # arc height, in cells
+    for n, (qs, ks, bq, bk) in enumerate(first, start=1):
+        cx, cy = ks + bk / 2, qs + bq / 2
+        if tile_in >= 0.9 and bq * cell_in >= 0.8:
+            d.text(ax, cx, cy, str(n), d.FONT + 5, va="bottom", weight="bold")
+            stats = f"$m_i^{{({n})}},\\ \\ell_i^{{({n})}}$"
+            d.text(ax, cx, cy, stats, d.SMALL + 1, va="top")
+        else:
+            d.text(ax, cx, cy, str(n), d.FONT, weight="bold")
+        if n == len(first):
+            break
+        nx = first[n][1] + first[n][3] / 2
+        d.arrow(ax, (cx, 0), (nx, 0), rad=rad, lw=1.5)
+        if n == 1 or tile_in >= 1.6:  # label every arc while there is room
+            label = "carry $m_i, \\ell_i, a_i$\n"
+            label += f"$\\times \\exp(m_i^{{({n})}} - m_i^{{({n + 1})}})$"
+            above = dict(xytext=(0, 4), textcoords="offset points", ha="center")
+            arc = ((cx + nx) / 2, -peak)
+            ax.annotate(label, arc, va="bottom", size=d.SMALL + 1, **above)
+
+
+def _grid(ax, visited: list[tuple[int, ...]], T_q: int, T_k: int, B_q, B_k) -> None:
+    """The cells, every tile (the first row block filled), and the tiles' edges
+    as ticks along the keys and the queries."""
+    if max(T_q, T_k) <= 64:
+        lines = [(j, 0, j, T_q) for j in range(1, T_k)]
+        lines += [(0, i, T_k, i) for i in range(1, T_q)]
+        d.segments(ax, lines, color=d.GREY, lw=0.5)
+    for qs, ks, bq, bk in visited:
+        fc = d.fill(d.ORANGE, 0.4) if qs == 0 else "none"
+        tile = plt.Rectangle((ks, qs), bk, bq, fc=fc, ec=d.BLACK, lw=2, gid="tile")
+        ax.add_artist(tile)
+    ticks = dict(textcoords="offset points", size=d.SMALL, color="#444444")
+    for ks in sorted({t[1] for t in visited} | {T_k}):
+        ax.annotate(str(ks), (ks, T_q), xytext=(0, -3), ha="center", va="top", **ticks)
+    for qs in sorted({t[0] for t in visited} | {T_q}):
+        ax.annotate(str(qs), (0, qs), xytext=(-4, 0), ha="right", va="center", **ticks)
+    off = dict(textcoords="offset points", size=d.SMALL)
+    keys = f"keys j  (T_k = {T_k}, tiles of B_k = {B_k})"
+    ax.annotate(keys, (T_k / 2, T_q), xytext=(0, -18), ha="center", va="top", **off)
+    queries, off = f"queries i\n(T_q = {T_q}, B_q = {B_q})", off | dict(rotation=90)
+    ax.annotate(queries, (0, T_q / 2), xytext=(-26, 0), ha="right", va="center", **off)
 
 
 def online_softmax_tiling(
@@ -137,149 +176,36 @@ def online_softmax_tiling(
     B_q, B_k = check_int("B_q", B_q), check_int("B_k", B_k)
     visited = _chunked_tiles(T_q, T_k, B_q, B_k)
     first = [t for t in visited if t[0] == 0]  # the highlighted row block
-    b_q = first[0][2]
+    (_, _, b_q, b_k), rad = first[0], -0.45  # arcs bend up: y points down
     cell_in = min(0.7, 4.8 / T_k, 3.6 / T_q)  # inches per cell
-    tile_in = min(t[3] for t in first) * cell_in
-    rad = -0.45  # the arcs between tiles (y points down: negative bends up)
-    peak = -rad * max(t[3] for t in first) / 2  # arc height, in cells
-    head = peak + 0.75 / cell_in  # room above the grid, in cells
+    head = -rad * max(t[3] for t in first) / 2 + 0.75 / cell_in  # cells above
     grid_w, grid_h = T_k * cell_in, (T_q + head) * cell_in
-    b_k = first[0][3]
-    rule = [
-        (
-            f"chunked_attention(q, k, v,\n    B_q={B_q}, B_k={B_k})",
-            dict(family="monospace", size=SMALL),
-        ),
-        ("For each query i of a row block:", {}),
-        (r"start: $m_i = -\infty,\ \ell_i = 0,\ a_i = 0$", {}),
-        ("for each key tile, in order 1, 2, …:", {}),
-        (r"   $m_i^{new} = \max(m_i,\ \max_{j} \alpha_{i,j})$", {}),
-        (r"   $c_i = \exp(m_i - m_i^{new})$  (rescales the old sums)", {}),
-        (
-            r"   $\ell_i \leftarrow c_i\,\ell_i"
-            r" + \sum_j \exp(\alpha_{i,j} - m_i^{new})$",
-            {},
-        ),
-        (
-            r"   $a_i \leftarrow c_i\,a_i"
-            r" + \sum_j \exp(\alpha_{i,j} - m_i^{new})\,v_j$",
-            {},
-        ),
-        (r"   $m_i \leftarrow m_i^{new}$", {}),
-        (r"end: $o_i = a_i / \ell_i$ (exact softmax attention)", {}),
-        (
-            f"In memory at once: one {b_q} × {b_k} tile of\nscores, "
-            f"never the {T_q} × {T_k} matrix.",
-            {},
-        ),
-    ]
-    text_in = sum(0.3 * (text.count("\n") + 1) + 0.1 for text, _ in rule)
+    rule = [f"chunked_attention(q, k, v,\n    B_q={B_q}, B_k={B_k})", *_RULE]
+    rule += [f"In memory at once: one {b_q} × {b_k} tile of\nscores, "
+             f"never the {T_q} × {T_k} matrix."]  # fmt: skip
     width, left, text_w = 10.5, 0.75, 4.45
-    height = max(grid_h + 1.5, text_in + 0.9)
+    height = max(grid_h + 1.5, sum(map(_inches, rule)) + 0.9)
     fig = plt.figure(figsize=(width, height), facecolor="white")
     bottom = (height - grid_h - 0.45) / height
     ax = fig.add_axes((left / width, bottom, grid_w / width, grid_h / height))
-    ax.set_xlim(0, T_k)
-    ax.set_ylim(T_q, -head)  # y down: query 0 on top
-    ax.axis("off")
-    if max(T_q, T_k) <= 64:
-        lines = [(j, 0, j, T_q) for j in range(1, T_k)]
-        lines += [(0, i, T_k, i) for i in range(1, T_q)]
-        _segments(ax, lines, color=GREY, lw=0.5)
-    for qs, ks, bq, bk in visited:
-        fc = _fill(ORANGE, 0.4) if qs == 0 else "none"
-        ax.add_artist(Rectangle((ks, qs), bk, bq, fc=fc, ec=BLACK, lw=2, gid="tile"))
-    for n, (qs, ks, bq, bk) in enumerate(first, start=1):
-        cx, cy = ks + bk / 2, qs + bq / 2
-        if tile_in >= 0.9 and bq * cell_in >= 0.8:
-            ax.text(
-                cx, cy, str(n), ha="center", va="bottom", size=FONT + 5, weight="bold"
-            )
-            ax.text(
-                cx,
-                cy,
-                f"$m_i^{{({n})}},\\ \\ell_i^{{({n})}}$",
-                ha="center",
-                va="top",
-                size=SMALL + 1,
-            )
-        else:
-            ax.text(cx, cy, str(n), ha="center", va="center", size=FONT, weight="bold")
-        if n < len(first):
-            nx = first[n][1] + first[n][3] / 2
-            ax.add_artist(
-                FancyArrowPatch(
-                    (cx, 0),
-                    (nx, 0),
-                    arrowstyle="-|>",
-                    mutation_scale=14,
-                    lw=1.5,
-                    color=BLACK,
-                    connectionstyle=f"arc3,rad={rad}",
-                )
-            )
-            if n == 1 or tile_in >= 1.6:  # label every arc while there is room
-                label = (
-                    f"carry $m_i, \\ell_i, a_i$\n"
-                    f"$\\times \\exp(m_i^{{({n})}} - m_i^{{({n + 1})}})$"
-                )
-                ax.annotate(
-                    label,
-                    ((cx + nx) / 2, -peak),
-                    xytext=(0, 4),
-                    textcoords="offset points",
-                    ha="center",
-                    va="bottom",
-                    size=SMALL + 1,
-                )
-    ticks = dict(textcoords="offset points", size=SMALL, color="#444444")
-    for ks in sorted({t[1] for t in visited} | {T_k}):
-        ax.annotate(str(ks), (ks, T_q), xytext=(0, -3), ha="center", va="top", **ticks)
-    for qs in sorted({t[0] for t in visited} | {T_q}):
-        ax.annotate(str(qs), (0, qs), xytext=(-4, 0), ha="right", va="center", **ticks)
-    ax.annotate(
-        f"keys j  (T_k = {T_k}, tiles of B_k = {B_k})",
-        (T_k / 2, T_q),
-        xytext=(0, -18),
-        ha="center",
-        va="top",
-        textcoords="offset points",
-        size=SMALL,
-    )
-    ax.annotate(
-        f"queries i\n(T_q = {T_q}, B_q = {B_q})",
-        (0, T_q / 2),
-        xytext=(-26, 0),
-        ha="right",
-        va="center",
-        rotation=90,
-        textcoords="offset points",
-        size=SMALL,
-    )
-    # the update rule, beside the grid
+    d.panel(ax, (0, T_k), (T_q, -head))  # y down: query 0 on top
+    _grid(ax, visited, T_q, T_k, B_q, B_k)
+    _visit(ax, first, cell_in, rad)
     text_h = height - 0.9  # inches
     tx = fig.add_axes(
         ((width - text_w - 0.1) / width, 0.4 / height, text_w / width, text_h / height)
     )
     tx.axis("off")
     y = 1.0
-    for text, style in rule:
-        style = {"size": FONT - 1, **style}
-        tx.text(0.0, y, text, va="top", transform=tx.transAxes, **style)
-        y -= (0.3 * (text.count("\n") + 1) + 0.1) / text_h
-    handles = [
-        Patch(
-            fc=_fill(ORANGE, 0.4), ec=BLACK, label="one row block, tiles in visit order"
-        ),
-        Patch(fc="white", ec=BLACK, label=f"other tiles ({B_q} × {B_k} or smaller)"),
+    for n, line in enumerate(rule):
+        style = dict(family="monospace", size=d.SMALL) if n == 0 else {}
+        style = dict(va="top", transform=tx.transAxes, size=d.FONT - 1) | style
+        tx.text(0.0, y, line, **style)
+        y -= _inches(line) / text_h
+    key = [
+        d.swatch("one row block, tiles in visit order", d.ORANGE, 0.4, ec=d.BLACK),
+        d.swatch(f"other tiles ({B_q} × {B_k} or smaller)", d.BLACK, fc="white"),
     ]
-    fig.legend(
-        handles=handles,
-        loc="lower left",
-        bbox_to_anchor=(0.0, 0.0),
-        ncol=2,
-        frameon=False,
-        fontsize=SMALL,
-    )
-    fig.suptitle("Online softmax: the scores tile by tile", size=FONT + 1)
+    d.legend(fig, key, 2, loc="lower left", bbox_to_anchor=(0.0, 0.0))
+    fig.suptitle("Online softmax: the scores tile by tile", size=d.FONT + 1)
     return fig
