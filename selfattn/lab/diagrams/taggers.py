@@ -24,22 +24,10 @@ from collections.abc import Sequence
 import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.figure import Figure
-from matplotlib.lines import Line2D
-from matplotlib.patches import Patch
 from torch import Tensor
 
 from selfattn._checks import check_int
-from selfattn.lab.diagrams._draw import (
-    BLACK,
-    BLUE,
-    FONT,
-    GREY,
-    ORANGE,
-    SKY,
-    SMALL,
-    _fill,
-    _segments,
-)
+from selfattn.lab.diagrams import _draw as d
 from selfattn.masks import length_mask, window_mask
 
 __all__ = ["tagger_reads", "tagger_views"]
@@ -92,6 +80,20 @@ def _check_words(words: Sequence[str]) -> list[str]:
     return list(words)
 
 
+def _words(ax, kind: str, labels: list[str], read, length: int, clue) -> None:
+    """The padded sentence along the bottom of a panel, the words read filled;
+    each word's ``gid`` says whether it is read."""
+    for j, word in enumerate(labels):
+        seen = bool(read[j])
+        edge = d.ORANGE if j == clue else (d.BLACK if seen else d.GREY)
+        fc = d.fill(d.SKY, 0.6) if seen else "white"
+        box = dict(boxstyle="round,pad=0.3", fc=fc, ec=edge, lw=2.8 if j == clue else 1)
+        look = dict(color=d.BLACK if seen else d.GREY, zorder=2)
+        look |= dict(style="italic" if j >= length else "normal", bbox=box)
+        gid = f"{kind}:{j}:{'read' if seen else 'unread'}"
+        d.text(ax, j, 0.0, word, d.FONT, gid=gid, **look)
+
+
 def tagger_views(
     words: Sequence[str],
     position: int,
@@ -140,101 +142,43 @@ def tagger_views(
                 f"clue={clue} must be another word of the sentence "
                 f"(< {length}, not position={position})"
             )
-    labels = words + [PAD] * pad
-    target = words[position]
     seen = {kind: reads[kind][position].numpy() for kind in TAGGERS}  # (T,) each
-    n_seen = {kind: int(s.sum()) for kind, s in seen.items()}
-    titles = {
-        "per-token": f"per-token classifier: reads {n_seen['per-token']} word, its own",
-        "window": (
-            f"window tagger, r = {radius}: reads the 2r + 1 = {n_seen['window']} "
-            "positions around it, one block of weights per offset"
-        ),
-        "self-attention": (
-            f"self-attention tagger: reads all {n_seen['self-attention']} words of "
-            "the sentence, weights computed from the words, padding masked out"
-        ),
-    }
+    n = {kind: int(s.sum()) for kind, s in seen.items()}
+    titles = (
+        f"per-token classifier: reads {n['per-token']} word, its own",
+        f"window tagger, r = {radius}: reads the 2r + 1 = {n['window']} "
+        "positions around it, one block of weights per offset",
+        f"self-attention tagger: reads all {n['self-attention']} words of "
+        "the sentence, weights computed from the words, padding masked out",
+    )
     fig, axes = plt.subplots(3, 1, figsize=(10.0, 7.6), facecolor="white")
     fig.subplots_adjust(left=0.02, right=0.98, top=0.95, bottom=0.1, hspace=0.45)
-    top, bottom = 1.5, 0.0
-    for ax, kind in zip(axes, TAGGERS, strict=True):
-        ax.set_xlim(-0.6, T - 0.4)
-        ax.set_ylim(-0.45, top + 0.45)
-        ax.axis("off")
-        ax.set_title(titles[kind], size=SMALL, loc="left")
-        edges = [
-            (j, bottom + 0.22, position, top - 0.22) for j in np.flatnonzero(seen[kind])
-        ]
-        _segments(ax, edges, color=BLUE, lw=1.6, zorder=1)
-        if kind == "window":  # one block of W_1 per offset j - i
-            for j in np.flatnonzero(seen[kind]):
-                ax.text(
-                    j + 0.3 * (position - j),
-                    0.55,
-                    f"{j - position:+d}",
-                    ha="center",
-                    va="center",
-                    size=SMALL - 1,
-                    color=BLUE,
-                    zorder=3,
-                    bbox=dict(boxstyle="round,pad=0.1", fc="white", ec="none"),
-                )
-        for j, word in enumerate(labels):
-            read = bool(seen[kind][j])
-            box = dict(
-                boxstyle="round,pad=0.3",
-                fc=_fill(SKY, 0.6) if read else "white",
-                ec=ORANGE if j == clue else (BLACK if read else GREY),
-                lw=2.8 if j == clue else 1.0,
-            )
-            ax.text(
-                j,
-                bottom,
-                word,
-                ha="center",
-                va="center",
-                size=FONT,
-                bbox=box,
-                color=BLACK if read else GREY,
-                style="italic" if j >= length else "normal",
-                gid=f"{kind}:{j}:{'read' if read else 'unread'}",
-                zorder=2,
-            )
-        ax.text(
-            position,
-            top,
-            f"tag of '{target}'",
-            ha="center",
-            va="center",
-            size=FONT,
-            bbox=dict(boxstyle="round,pad=0.3", fc="white", ec=BLUE, lw=1.6),
-            zorder=2,
+    top, tag = 1.5, dict(boxstyle="round,pad=0.3", fc="white", ec=d.BLUE, lw=1.6)
+    for ax, kind, title in zip(axes, TAGGERS, titles, strict=True):
+        d.panel(ax, (-0.6, T - 0.4), (-0.45, top + 0.45))
+        ax.set_title(title, size=d.SMALL, loc="left")
+        read = np.flatnonzero(seen[kind])
+        edges = [(j, 0.22, position, top - 0.22) for j in read]
+        d.segments(ax, edges, color=d.BLUE, lw=1.6, zorder=1)
+        for j in read if kind == "window" else ():  # a block of W_1 per offset
+            box = dict(boxstyle="round,pad=0.1", fc="white", ec="none")
+            x, label = j + 0.3 * (position - j), f"{j - position:+d}"
+            d.text(ax, x, 0.55, label, d.SMALL - 1, color=d.BLUE, zorder=3, bbox=box)
+        _words(ax, kind, words + [PAD] * pad, seen[kind], length, clue)
+        d.text(
+            ax, position, top, f"tag of '{words[position]}'", d.FONT, bbox=tag, zorder=2
         )
         if clue is not None:
-            ok = bool(seen[kind][clue])
-            ax.text(
-                T - 0.4,
-                top,
-                "sees the deciding word" if ok else "cannot see the deciding word",
-                ha="right",
-                va="center",
-                size=SMALL,
-                color=BLACK,
-                weight="normal" if ok else "bold",
-            )
-    handles = [
-        Patch(fc=_fill(SKY, 0.6), ec=BLACK, label="read by the output"),
-        Patch(fc="white", ec=GREY, label="not read"),
-        Line2D([], [], color=BLUE, lw=1.6, label="edge: the output reads this input"),
+            sees = bool(seen[kind][clue])
+            note = "sees the deciding word" if sees else "cannot see the deciding word"
+            look = dict(ha="right", color=d.BLACK, weight="normal" if sees else "bold")
+            d.text(ax, T - 0.4, top, note, **look)
+    key = [
+        d.swatch("read by the output", d.SKY, 0.6, ec=d.BLACK),
+        d.swatch("not read", d.GREY, fc="white"),
+        d.mark("edge: the output reads this input", color=d.BLUE, lw=1.6),
     ]
     if clue is not None:
-        handles.append(Patch(fc="white", ec=ORANGE, lw=2.8, label="the deciding word"))
-    fig.legend(
-        handles=handles,
-        loc="lower center",
-        ncol=len(handles),
-        frameon=False,
-        fontsize=SMALL,
-    )
+        key.append(d.swatch("the deciding word", d.ORANGE, fc="white", lw=2.8))
+    d.legend(fig, key)
     return fig
