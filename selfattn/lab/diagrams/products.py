@@ -21,72 +21,42 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
 from selfattn._checks import check_int
-from selfattn.lab.diagrams._draw import (
-    BLACK,
-    BLUE,
-    FONT,
-    GREY,
-    SMALL,
-    VERMILLION,
-    _canvas,
-    _fill,
-    _legend,
-)
+from selfattn.lab.diagrams import _draw as d
+from selfattn.reference import self_attention_columns
 
 _MAX_SIDE = 10  # cells per side that still show their numbers
+_FILL = {  # (in the coloured row, in the coloured column): the cell's fill
+    (True, True): d.fill(d.BLACK, 0.25),
+    (True, False): d.fill("key", 0.35),
+    (False, True): d.fill("query", 0.35),
+    (False, False): "white",
+}
 
 
-def _grid(
-    ax,
-    x0: float,
-    y_top: float,
-    values: np.ndarray,
-    *,
-    row_fill: int | None = None,
-    col_fill: int | None = None,
-    row_labels: list[str],
-    col_labels: list[str],
-    left_labels: bool = True,
-) -> None:
-    """A matrix of unit cells, top-left corner at ``(x0, y_top)``, numbers in it.
+def _grid(ax, x0, top, values, *, row=None, col=None, rows=(), cols=(), right=False):
+    """A matrix of unit cells, top-left corner at ``(x0, top)``, numbers in it.
 
-    ``row_fill`` / ``col_fill`` (0-based) colour one row (vermillion) or one
-    column (blue); their crossing gets a bold outline.
+    ``row`` / ``col`` (0-based) colour one row (a key) or one column (a
+    query); their crossing gets a bold outline. ``rows`` label the rows (on
+    the left, or on the ``right``), ``cols`` the columns (above).
     """
-    rows, cols = values.shape
-    for r in range(rows):
-        for c in range(cols):
-            x, y = x0 + c, y_top - r - 1
-            in_row, in_col = r == row_fill, c == col_fill
-            if in_row and in_col:
-                fc = _fill(BLACK, 0.25)
-            elif in_row:
-                fc = _fill(VERMILLION, 0.35)
-            elif in_col:
-                fc = _fill(BLUE, 0.35)
-            else:
-                fc = "white"
-            ax.add_artist(Rectangle((x, y), 1, 1, fc=fc, ec=GREY, lw=0.6))
-            ax.text(
-                x + 0.5,
-                y + 0.5,
-                f"{values[r, c]:.2f}",
-                ha="center",
-                va="center",
-                size=SMALL - 1,
-            )
-    ax.add_artist(
-        Rectangle((x0, y_top - rows), cols, rows, fc="none", ec=BLACK, lw=1.4)
-    )
-    for r, label in enumerate(row_labels):
-        x = x0 - 0.12 if left_labels else x0 + cols + 0.12
-        ha = "right" if left_labels else "left"
-        ax.text(x, y_top - r - 0.5, label, ha=ha, va="center", size=SMALL)
-    for c, label in enumerate(col_labels):
-        ax.text(x0 + c + 0.5, y_top + 0.12, label, ha="center", va="bottom", size=SMALL)
-    if row_fill is not None and col_fill is not None:  # the entry itself
-        xy = (x0 + col_fill, y_top - row_fill - 1)
-        ax.add_artist(Rectangle(xy, 1, 1, fc="none", ec=BLACK, lw=3.0, zorder=5))
+    n_rows, n_cols = values.shape
+    for r in range(n_rows):
+        for c in range(n_cols):
+            x, y = x0 + c, top - r - 1
+            fc = _FILL[r == row, c == col]
+            ax.add_artist(Rectangle((x, y), 1, 1, fc=fc, ec=d.GREY, lw=0.6))
+            d.text(ax, x + 0.5, y + 0.5, f"{values[r, c]:.2f}", d.SMALL - 1)
+    xy = (x0, top - n_rows)
+    ax.add_artist(Rectangle(xy, n_cols, n_rows, fc="none", ec=d.BLACK, lw=1.4))
+    x, ha = (x0 + n_cols + 0.12, "left") if right else (x0 - 0.12, "right")
+    for r, label in enumerate(rows):
+        d.text(ax, x, top - r - 0.5, label, ha=ha)
+    for c, label in enumerate(cols):
+        d.text(ax, x0 + c + 0.5, top + 0.12, label, va="bottom")
+    if row is not None and col is not None:  # the entry itself
+        xy = (x0 + col, top - row - 1)
+        ax.add_artist(Rectangle(xy, 1, 1, fc="none", ec=d.BLACK, lw=3.0, zorder=5))
 
 
 def score_product(
@@ -119,8 +89,6 @@ def score_product(
         >>> len(fig.axes)
         1
     """
-    from selfattn.reference import self_attention_columns
-
     I, W_q, W_k = (np.asarray(a, dtype=float) for a in (I, W_q, W_k))
     for name, a in (("I", I), ("W_q", W_q), ("W_k", W_k)):
         if a.ndim != 2:
@@ -151,81 +119,28 @@ def score_product(
 
     gap = 1.6  # between K^T and A, and between Q and A
     x_A, y_A = d_k + gap, T  # A: top-left corner; K^T left of it, Q above it
-    fig, ax = _canvas(
-        7.5, (-1.2, x_A + T + 1.4), (-3.0, T + gap + d_k + 1.0), top=0.45, bottom=0.55
-    )
-    _grid(
-        ax,
-        0.0,
-        y_A,
-        K.T,
-        row_fill=j - 1,
-        row_labels=[f"$k^{{{n}}}$" for n in range(1, T + 1)],
-        col_labels=[""] * d_k,
-    )
-    _grid(
-        ax,
-        x_A,
-        y_A + gap + d_k,
-        Q,
-        col_fill=i - 1,
-        row_labels=[""] * d_k,
-        col_labels=[f"$q^{{{n}}}$" for n in range(1, T + 1)],
-    )
-    _grid(
-        ax,
-        x_A,
-        y_A,
-        A,
-        row_fill=j - 1,
-        col_fill=i - 1,
-        row_labels=[f"key {n}" for n in range(1, T + 1)],
-        col_labels=[""] * T,
-        left_labels=False,
-    )
-    ax.text(
-        d_k / 2,
-        y_A + 0.55,
-        r"$K^\top$" + f"\n({T} × {d_k})",
-        ha="center",
-        va="bottom",
-        size=FONT,
-    )
-    ax.text(
-        x_A - 0.3,
-        y_A + gap + d_k / 2,
-        f"$Q$\n({d_k} × {T})",
-        ha="right",
-        va="center",
-        size=FONT,
-    )
-    ax.text(
-        x_A + T / 2,
-        -0.25,
-        r"$A = K^\top Q / \sqrt{d_k}$" + f" ({T} × {T})",
-        ha="center",
-        va="top",
-        size=FONT,
-    )
+    xlim, ylim = (-1.2, x_A + T + 1.4), (-3.0, T + gap + d_k + 1.0)
+    fig, ax = d.canvas(7.5, xlim, ylim, top=0.45, bottom=0.55)
+    keys, queries = ([f"${x}^{{{n}}}$" for n in range(1, T + 1)] for x in "kq")
+    _grid(ax, 0.0, y_A, K.T, row=j - 1, rows=keys)
+    _grid(ax, x_A, y_A + gap + d_k, Q, col=i - 1, cols=queries)
+    names = [f"key {n}" for n in range(1, T + 1)]
+    _grid(ax, x_A, y_A, A, row=j - 1, col=i - 1, rows=names, right=True)
+    d.text(ax, d_k / 2, y_A + 0.55, f"$K^\\top$\n({T} × {d_k})", d.FONT, va="bottom")
+    left_of_Q = (x_A - 0.3, y_A + gap + d_k / 2)
+    d.text(ax, *left_of_Q, f"$Q$\n({d_k} × {T})", d.FONT, ha="right")
+    product = r"$A = K^\top Q / \sqrt{d_k}$" + f" ({T} × {T})"
+    d.text(ax, x_A + T / 2, -0.25, product, d.FONT, va="top")
     terms = " + ".join(f"({K[c, j - 1]:.2f})({Q[c, i - 1]:.2f})" for c in range(d_k))
-    ax.text(
-        (x_A + T) / 2,
-        -1.2,
-        f"$A_{{{j},{i}}} = k^{{{j}}} \\cdot q^{{{i}}} / \\sqrt{{{d_k}}}$ = "
-        f"[{terms}] / {math.sqrt(d_k):.2f}\n= {dot:.2f} / {math.sqrt(d_k):.2f}"
-        f" = {A[j - 1, i - 1]:.2f}",
-        ha="center",
-        va="top",
-        size=SMALL,
-    )
-    ax.set_title(f"Row {j} of $K^\\top$ meets column {i} of $Q$", size=FONT + 1)
-    _legend(
-        fig,
-        [
-            (f"row {j} of $K^\\top$: the key $k^{{{j}}}$", VERMILLION),
-            (f"column {i} of $Q$: the query $q^{{{i}}}$", BLUE),
-            (f"$A_{{{j},{i}}} = \\alpha_{{{i},{j}}}$", BLACK),
-        ],
-        ncol=3,
-    )
+    root = math.sqrt(d_k)
+    entry = f"$A_{{{j},{i}}} = k^{{{j}}} \\cdot q^{{{i}}} / \\sqrt{{{d_k}}}$"
+    entry += f" = [{terms}] / {root:.2f}\n= {dot:.2f} / {root:.2f}"
+    d.text(ax, (x_A + T) / 2, -1.2, f"{entry} = {A[j - 1, i - 1]:.2f}", va="top")
+    ax.set_title(f"Row {j} of $K^\\top$ meets column {i} of $Q$", size=d.FONT + 1)
+    key = [
+        (f"row {j} of $K^\\top$: the key $k^{{{j}}}$", "key"),
+        (f"column {i} of $Q$: the query $q^{{{i}}}$", "query"),
+        (f"$A_{{{j},{i}}} = \\alpha_{{{i},{j}}}$", d.BLACK),
+    ]
+    d.legend(fig, key, ncol=3)
     return fig
