@@ -59,6 +59,31 @@ def _grid(ax, x0, top, values, *, row=None, col=None, rows=(), cols=(), right=Fa
         ax.add_artist(Rectangle(xy, 1, 1, fc="none", ec=d.BLACK, lw=3.0, zorder=5))
 
 
+def _checked(I, W_q, W_k, i: int, j: int) -> tuple:
+    """The arguments of :func:`score_product` as float arrays, once checked."""
+    I, W_q, W_k = (np.asarray(a, dtype=float) for a in (I, W_q, W_k))
+    for name, a in (("I", I), ("W_q", W_q), ("W_k", W_k)):
+        if a.ndim != 2:
+            raise ValueError(f"{name} must be a matrix, got shape {a.shape}")
+    D, T = I.shape
+    if W_q.shape[1] != D or W_k.shape != W_q.shape:
+        raise ValueError(
+            f"W_q and W_k must both be (d_k, D) with D={D} (the rows of I), got "
+            f"W_q {W_q.shape} and W_k {W_k.shape}"
+        )
+    d_k = W_q.shape[0]
+    if max(T, d_k) > _MAX_SIDE:
+        raise ValueError(
+            f"at most {_MAX_SIDE} positions and query dimensions can show their "
+            f"numbers, got T={T}, d_k={d_k}"
+        )
+    i, j = check_int("i", i), check_int("j", j)
+    for name, n in (("i", i), ("j", j)):
+        if n > T:
+            raise ValueError(f"{name} must be at most T={T} (numbered from 1), got {n}")
+    return I, W_q, W_k, i, j
+
+
 def score_product(
     I: np.ndarray, W_q: np.ndarray, W_k: np.ndarray, *, i: int, j: int
 ) -> Figure:
@@ -89,34 +114,13 @@ def score_product(
         >>> len(fig.axes)
         1
     """
-    I, W_q, W_k = (np.asarray(a, dtype=float) for a in (I, W_q, W_k))
-    for name, a in (("I", I), ("W_q", W_q), ("W_k", W_k)):
-        if a.ndim != 2:
-            raise ValueError(f"{name} must be a matrix, got shape {a.shape}")
-    D, T = I.shape
-    if W_q.shape[1] != D or W_k.shape != W_q.shape:
-        raise ValueError(
-            f"W_q and W_k must both be (d_k, D) with D={D} (the rows of I), got "
-            f"W_q {W_q.shape} and W_k {W_k.shape}"
-        )
-    d_k = W_q.shape[0]
-    if max(T, d_k) > _MAX_SIDE:
-        raise ValueError(
-            f"at most {_MAX_SIDE} positions and query dimensions can show their "
-            f"numbers, got T={T}, d_k={d_k}"
-        )
-    i, j = check_int("i", i), check_int("j", j)
-    for name, n in (("i", i), ("j", j)):
-        if n > T:
-            raise ValueError(f"{name} must be at most T={T} (numbered from 1), got {n}")
+    I, W_q, W_k, i, j = _checked(I, W_q, W_k, i, j)
+    T, d_k = I.shape[1], W_q.shape[0]
     Q, K = W_q @ I, W_k @ I  # (d_k, T) each: columns q^i, k^j
     A = self_attention_columns(I, W_q, W_k, W_k).A  # (T_k, T_q), scaled
     dot = float(K[:, j - 1] @ Q[:, i - 1])
-    if not math.isclose(
-        A[j - 1, i - 1], dot / math.sqrt(d_k), rel_tol=1e-9, abs_tol=1e-12
-    ):
+    if not math.isclose(A[j - 1, i - 1], dot / math.sqrt(d_k), abs_tol=1e-12):
         raise AssertionError("the library's A disagrees with k^j . q^i / sqrt(d_k)")
-
     gap = 1.6  # between K^T and A, and between Q and A
     x_A, y_A = d_k + gap, T  # A: top-left corner; K^T left of it, Q above it
     xlim, ylim = (-1.2, x_A + T + 1.4), (-3.0, T + gap + d_k + 1.0)
