@@ -31,7 +31,7 @@ SOURCES := _config.yml _toc.yml $(wildcard book/*.md book/*.bib book/*/*.md) \
 .PHONY: chapter chapter-check book book-prebuilt book-checked pdf pdf-check student student-check bundle bundle-check editions repository \
         reader-notebooks reader-notebooks-check notebooks-branches student-pdf \
         bundle-student wheel test unit notebooks seeds browser lint format serve \
-        execute lock explore mutation stress sweep check dist floors clean help
+        execute twins lock explore mutation stress sweep check dist floors clean help
 
 # `make help` lists every target that has a `## [group] ` comment, one line
 # each, by group: author (writing a chapter), test (what `make test` runs, and
@@ -137,6 +137,7 @@ include mk/editions.mk
 repository: ## [maintenance] URL=... [INSTALL=repository] set the repository URL and rewrite its copies
 	@test -n "$(URL)" || { echo "usage: make repository URL=https://github.com/you/repo [INSTALL=pypi|repository]"; exit 1; }
 	$(BIN)/python tools/repository.py set $(URL) $(if $(INSTALL),--install $(INSTALL))
+	$(BIN)/python tools/twins.py write
 
 serve: $(HTML) ## [author] serve the built book on http://127.0.0.1:8000
 	$(BIN)/python -m http.server --directory _build/html --bind 127.0.0.1 8000
@@ -269,6 +270,13 @@ chapter: $(STAMP) ## [author] NAME=slug TITLE="...": a new chapter from the temp
 NB ?= $(wildcard notebooks/*.ipynb)
 execute: $(STAMP) ## [author] re-execute notebooks in place (NB=notebooks/x.ipynb for one)
 	$(BIN)/python tools/execute_notebooks.py $(NB)
+	$(BIN)/python tools/twins.py write
+
+# Each chapter's text twin, notebooks/twins/<chapter>.md (MyST, no outputs),
+# written from the notebook so that a change reads as text in a diff
+# (tools/twins.py; make test fails on a stale twin; CONTRIBUTING, "Text twins").
+twins: $(STAMP) ## [author] rewrite the chapters' text twins (notebooks/twins/*.md)
+	$(BIN)/python tools/twins.py write
 
 # The lock is frozen from a fresh venv that got the CPU build of torch first, so
 # no CUDA package can enter it; the grep refuses a lock that holds one anyway.
