@@ -721,6 +721,12 @@ def install(notebook_dir: Path, html_dir: Path) -> None:
         shutil.copyfile(nb, sources / nb.name)
 
 
+# Not in the branches the launch buttons open: the chapters' text twins hold
+# every solution (the student branch would leak them), and jupytext.toml would
+# pair a learner's notebooks with them.
+NOT_IN_BRANCHES = ("notebooks/twins/", "jupytext.toml")
+
+
 def tree(notebook_dir: Path, out_dir: Path) -> None:
     """The repository's tracked files, with the edition's notebooks."""
     tracked = (
@@ -733,6 +739,8 @@ def tree(notebook_dir: Path, out_dir: Path) -> None:
     if out_dir.exists():
         shutil.rmtree(out_dir)
     for name in filter(None, tracked):
+        if name.startswith(NOT_IN_BRANCHES):
+            continue
         source = ROOT / name
         if source.is_file():
             (out_dir / name).parent.mkdir(parents=True, exist_ok=True)

@@ -46,3 +46,14 @@ def test_the_check_fires_on_a_stale_twin(
     (notebooks / "twins" / "gone.md").write_text("# gone\n", encoding="utf-8")
     twins.write()  # rewrites the stale twin, removes the orphan
     assert twins.stale() == [] and not (notebooks / "twins" / "gone.md").exists()
+
+
+def test_the_launch_branches_carry_no_twin(tmp_path: Path) -> None:
+    # the student branch must not hold the solutions the twins carry
+    import reader_notebooks
+
+    (tmp_path / "nb").mkdir()
+    reader_notebooks.tree(tmp_path / "nb", tmp_path / "branch")
+    assert (tmp_path / "branch" / "notebooks" / "complexity.ipynb").is_file()
+    assert not (tmp_path / "branch" / "notebooks" / "twins").exists()
+    assert not (tmp_path / "branch" / "jupytext.toml").exists()
