@@ -208,6 +208,15 @@ def arrow(
         ax.text(x, y, label, ha="center", va=va, size=size, bbox=pad)
 
 
+def chain(ax: Axes, boxes: list, labels: list[str], **kw) -> None:
+    """Arrows along ``y = 0`` from each box ``(left, bottom, right, top)`` to the
+    next, ``labels[n]`` on the ``n``-th (``above`` and the rest as keywords)."""
+    ends = [(b[2] + 0.05, 0) for b in boxes[:-1]]
+    starts = [(b[0] - 0.05, 0) for b in boxes[1:]]
+    for end, start, label in zip(ends, starts, labels, strict=True):
+        arrow(ax, end, start, label, **kw)
+
+
 def box(
     ax: Axes, x: float, y: float, s: str, color: str, w: float, h: float, size=FONT
 ) -> None:
