@@ -24,20 +24,7 @@ from matplotlib.patches import Rectangle
 from torch import Tensor
 
 from selfattn._checks import check_int
-from selfattn.lab.diagrams._draw import (
-    BLUE,
-    FONT,
-    GREEN,
-    GREY,
-    ORANGE,
-    PURPLE,
-    SMALL,
-    VERMILLION,
-    _arrow,
-    _canvas,
-    _legend,
-    _matrix,
-)
+from selfattn.lab.diagrams import _draw as d
 from selfattn.lab.plotting import CMAP
 from selfattn.vision import patchify
 
@@ -68,15 +55,9 @@ def vit_shapes(vit: torch.nn.Module, image: Tensor) -> dict[str, tuple[int, ...]
         logits = vit.head(vit.norm(summary))  # (1, classes)
         if not torch.allclose(logits, vit(x), atol=1e-5):
             raise RuntimeError("the pieces of this ViT do not give vit(image)")
-    return {
-        "image": tuple(image.shape),
-        "patches": tuple(patches.shape[1:]),
-        "embedded": tuple(emb.shape[1:]),
-        "tokens": tuple(tokens.shape[1:]),
-        "encoded": tuple(z.shape[1:]),
-        "summary": tuple(summary.shape),
-        "logits": tuple(logits.shape),
-    }
+    stages = dict(image=x, patches=patches, embedded=emb, tokens=tokens, encoded=z)
+    shapes = {name: tuple(a.shape[1:]) for name, a in stages.items()}
+    return shapes | {"summary": tuple(summary.shape), "logits": tuple(logits.shape)}
 
 
 def vit_pipeline(vit: torch.nn.Module, image: Tensor) -> Figure:
@@ -99,9 +80,7 @@ def vit_pipeline(vit: torch.nn.Module, image: Tensor) -> Figure:
         The figure.
     """
     s = vit_shapes(vit, image)
-    C, H_img, W_img = s["image"]
-    T_p, CP = s["patches"]
-    T, D = s["tokens"]
+    (C, H_img, W_img), (T_p, CP), (T, D) = s["image"], s["patches"], s["tokens"]
     depth, p = len(vit.blocks), vit.patch
     cell = min(0.12, 2.0 / max(T, D, CP))
     px = 2.0 / max(H_img, W_img)  # the side of one pixel as drawn
@@ -111,65 +90,51 @@ def vit_pipeline(vit: torch.nn.Module, image: Tensor) -> Figure:
     widths.append(s["logits"][1] * cell * 1.3)
     lefts = np.cumsum([0.0] + [w + gap for w in widths[:-1]])
     centres = lefts + np.asarray(widths) / 2
-    right = lefts[-1] + widths[-1]
     high = max(T * cell, h_img)
-    fig, ax = _canvas(11.0, (-0.4, right + 0.6), (-high / 2 - 1.5, high / 2 + 0.8),
-                      top=0.4, bottom=0.85)  # fmt: skip
+    xlim, ylim = (-0.4, lefts[-1] + widths[-1] + 0.6), (-high / 2 - 1.5, high / 2 + 0.8)
+    fig, ax = d.canvas(11.0, xlim, ylim, top=0.4, bottom=0.85)
     # the image, the patch grid on it
-    ax.imshow(image[0].numpy(), cmap="gray_r", extent=(0, w_img, -h_img / 2,
-              h_img / 2), interpolation="nearest", zorder=1)  # fmt: skip
-    for k in range(0, W_img + 1, p):
-        ax.plot([k * px] * 2, [-h_img / 2, h_img / 2], color=VERMILLION, lw=1.2)
-    for k in range(0, H_img + 1, p):
-        y = h_img / 2 - k * px
-        ax.plot([0, w_img], [y, y], color=VERMILLION, lw=1.2)
-    ax.text(w_img / 2, h_img / 2 + 0.12, "image", ha="center", va="bottom",
-            size=FONT)  # fmt: skip
-    ax.text(w_img / 2, -h_img / 2 - 0.12,
-            f"$C \\times H_{{img}} \\times W_{{img}}$\n({C} × {H_img} × {W_img})\n"
-            f"{T_p} patches\nof {p} × {p} pixels",
-            ha="center", va="top", size=SMALL)  # fmt: skip
-    stages = [  # (shape, colour, symbol, dims, note)
-        ((T_p, CP), GREY, "patches", "T_p × C p^2", "a row\nper patch"),
-        ((T_p, D), BLUE, "embedded", "T_p × D", ""),
-        ((T, D), GREEN, "tokens", "T × D", "row 0:\nclass token"),
-        (s["encoded"], PURPLE, "encoded", "T × D", ""),
-        (s["summary"], PURPLE, "summary", "1 × D", ""),
+    box = (0.0, -h_img / 2, w_img, h_img / 2)
+    ax.imshow(image[0].numpy(), cmap="gray_r", extent=(box[0], box[2], box[1], box[3]),
+              interpolation="nearest", zorder=1)  # fmt: skip
+    grid = [(k * px, box[1], k * px, box[3]) for k in range(0, W_img + 1, p)]
+    grid += [
+        (0, box[3] - k * px, w_img, box[3] - k * px) for k in range(0, H_img + 1, p)
     ]
-    boxes = [(0.0, -h_img / 2, w_img, h_img / 2)]
-    for xc, (shape, color, symbol, dims, note) in zip(
-        centres[1:], stages, strict=False
-    ):
-        boxes.append(_matrix(ax, (xc, 0.0), shape, cell, color, symbol=symbol,
-                             dims=dims, note=note))  # fmt: skip
-    boxes.append(_matrix(ax, (centres[-1], 0.0), s["logits"], cell * 1.3, VERMILLION,
-                         symbol="logits", dims="1 × classes"))  # fmt: skip
-    # the class token's row, coloured apart, in the tokens and after the blocks
-    for bx0, _, bx1, by1 in boxes[3:5]:
-        ax.add_artist(Rectangle((bx0, by1 - cell), bx1 - bx0, cell, fc=ORANGE,
-                                alpha=0.8, ec="none", zorder=3))  # fmt: skip
+    d.segments(ax, grid, color=d.VERMILLION, lw=1.2)
+    d.text(ax, w_img / 2, box[3] + 0.12, "image", d.FONT, va="bottom")
+    shape = f"$C \\times H_{{img}} \\times W_{{img}}$\n({C} × {H_img} × {W_img})"
+    label = f"{shape}\n{T_p} patches\nof {p} × {p} pixels"
+    d.text(ax, w_img / 2, box[1] - 0.12, label, va="top")
+    stages = [  # (shape, colour, symbol, dims, note)
+        ((T_p, CP), d.GREY, "patches", "T_p × C p^2", "a row\nper patch"),
+        ((T_p, D), d.BLUE, "embedded", "T_p × D", ""),
+        ((T, D), d.GREEN, "tokens", "T × D", "row 0:\nclass token"),
+        (s["encoded"], d.PURPLE, "encoded", "T × D", ""),
+        (s["summary"], d.PURPLE, "summary", "1 × D", ""),
+        (s["logits"], d.VERMILLION, "logits", "1 × classes", ""),
+    ]
+    boxes = [box]
+    for xc, (shape, color, symbol, dims, note) in zip(centres[1:], stages, strict=True):
+        size = cell * 1.3 if symbol == "logits" else cell
+        names = dict(symbol=symbol, dims=dims, note=note)
+        boxes.append(d.matrix(ax, (xc, 0.0), shape, size, color, **names))
+    for box in boxes[3:5]:  # the class token's row, in the tokens and after the blocks
+        d.row(ax, box, box[3] - cell, cell, fc=d.ORANGE, alpha=0.8, ec="none", zorder=3)
     blocks = f"encoder\nblock{'s' if depth > 1 else ''} ×{depth}"
     read = "class\ntoken" if vit.pool == "cls" else "mean of\npatch rows"
-    labels = ["patchify", "linear\n$E$", "+ [CLS]\n+ positions", blocks, read,
-              "LN,\nlinear"]  # fmt: skip
-    for (_, _, x_end, _), (x_next, _, _, _), label in zip(
-        boxes[:-1], boxes[1:], labels, strict=True
-    ):
-        _arrow(ax, (x_end + 0.05, 0), (x_next - 0.05, 0), label, above=True,
-               size=SMALL - 1)  # fmt: skip
-    ax.set_title("A Vision Transformer: patches as tokens", size=FONT + 1)
-    _legend(
-        fig,
-        [
-            ("a patch's pixels, one row", GREY),
-            ("embedded patches", BLUE),
-            ("tokens, positions added", GREEN),
-            ("class token [CLS]", ORANGE),
-            ("after the encoder", PURPLE),
-            ("logits", VERMILLION),
-        ],
-        ncol=3,
-    )
+    labels = ["patchify", "linear\n$E$", "+ [CLS]\n+ positions", blocks, read]
+    d.chain(ax, boxes, labels + ["LN,\nlinear"], above=True, size=d.SMALL - 1)
+    ax.set_title("A Vision Transformer: patches as tokens", size=d.FONT + 1)
+    key = [
+        ("a patch's pixels, one row", d.GREY),
+        ("embedded patches", d.BLUE),
+        ("tokens, positions added", d.GREEN),
+        ("class token [CLS]", d.ORANGE),
+        ("after the encoder", d.PURPLE),
+        ("logits", d.VERMILLION),
+    ]
+    d.legend(fig, key, ncol=3)
     return fig
 
 
@@ -190,6 +155,55 @@ def effective_keys(weights: Tensor) -> Tensor:
     """
     w = weights.clamp_min(1e-30)
     return torch.exp(-(weights * w.log()).sum(-1))
+
+
+def _check_patches(images, weights, patch, query: int, titles, field) -> tuple:
+    """The patch side and the patch grid ``(rows, columns)`` of
+    :func:`patch_attention`'s images, once its arguments are checked."""
+    if not isinstance(images, Tensor) or images.dim() != 4:
+        raise ValueError("images must be a tensor (R, C, H_img, W_img)")
+    R, _, H_img, W_img = images.shape
+    p = check_int("patch", patch)
+    if H_img % p or W_img % p:
+        raise ValueError(f"patch={p} must divide the image size {H_img} x {W_img}")
+    gh, gw = H_img // p, W_img // p
+    T_p = gh * gw
+    if not 0 <= query < T_p:
+        raise ValueError(f"query must be a patch index in [0, {T_p}), got {query}")
+    if not weights:
+        raise ValueError("weights must hold at least one head")
+    for name, w in weights.items():
+        if tuple(w.shape) != (R, T_p + 1, T_p + 1):
+            raise ValueError(
+                f"weights {name!r} must have shape ({R}, {T_p + 1}, {T_p + 1}) "
+                f"(class token + {T_p} patches), got {tuple(w.shape)}"
+            )
+    if field is not None and (check_int("field", field) % 2 == 0):
+        raise ValueError(f"field must be odd, got {field}")
+    if titles is not None and len(titles) != R:
+        raise ValueError(f"titles has {len(titles)} labels for {R} images")
+    return p, gh, gw
+
+
+_OUTLINE = {"fill": False, "ec": d.VERMILLION, "lw": 2.5}  # the query patch
+
+
+def _looks(ax, row: Tensor, grid: tuple[int, int], query, field, vmax: float):
+    """One heatmap panel: the query's weights ``row`` (class token first) over
+    the patch grid, the query outlined and the ``field`` block dashed."""
+    (gh, gw), (qy, qx) = grid, query
+    im = ax.imshow(row[1:].reshape(gh, gw).numpy(), cmap=CMAP, vmin=0, vmax=vmax,
+                   interpolation="nearest")  # fmt: skip
+    ax.add_patch(Rectangle((qx - 0.5, qy - 0.5), 1, 1, **_OUTLINE))
+    if field is not None:  # the block a convolution would see, clipped
+        r0, c0 = max(qy - field // 2, 0), max(qx - field // 2, 0)
+        r1, c1 = min(qy + field // 2, gh - 1), min(qx + field // 2, gw - 1)
+        dashed = dict(fill=False, ec="white", lw=1.5, ls="--")
+        xy, w, h = (c0 - 0.5, r0 - 0.5), c1 - c0 + 1, r1 - r0 + 1
+        ax.add_patch(Rectangle(xy, w, h, **dashed))
+    ax.set_xticks([])
+    ax.set_yticks([])
+    return im
 
 
 def patch_attention(
@@ -226,68 +240,28 @@ def patch_attention(
         The figure; panel ``(r, c)`` is ``fig.axes[r * (1 + len(weights)) + c]``,
         and a heatmap panel's ``images[0]`` holds the weights on the grid.
     """
-    if not isinstance(images, Tensor) or images.dim() != 4:
-        raise ValueError("images must be a tensor (R, C, H_img, W_img)")
+    p, gh, gw = _check_patches(images, weights, patch, query, titles, field)
     R, _, H_img, W_img = images.shape
-    p = check_int("patch", patch)
-    if H_img % p or W_img % p:
-        raise ValueError(f"patch={p} must divide the image size {H_img} x {W_img}")
-    gh, gw = H_img // p, W_img // p
-    T_p = gh * gw
-    if not 0 <= query < T_p:
-        raise ValueError(f"query must be a patch index in [0, {T_p}), got {query}")
-    if not weights:
-        raise ValueError("weights must hold at least one head")
-    for name, w in weights.items():
-        if tuple(w.shape) != (R, T_p + 1, T_p + 1):
-            raise ValueError(
-                f"weights {name!r} must have shape ({R}, {T_p + 1}, {T_p + 1}) "
-                f"(class token + {T_p} patches), got {tuple(w.shape)}"
-            )
-    if field is not None and (check_int("field", field) % 2 == 0):
-        raise ValueError(f"field must be odd, got {field}")
-    if titles is not None and len(titles) != R:
-        raise ValueError(f"titles has {len(titles)} labels for {R} images")
     cols = 1 + len(weights)
     fig, axes = plt.subplots(R, cols, figsize=(2.0 * cols + 0.8, 2.1 * R + 0.3),
                              squeeze=False, layout="constrained")  # fmt: skip
     fig.set_facecolor("white")
     vmax = max(float(w[:, query + 1, 1:].max()) for w in weights.values())
     qy, qx = divmod(query, gw)
-    outline = {"fill": False, "ec": VERMILLION, "lw": 2.5}
     for r in range(R):
         ax = axes[r, 0]
         ax.imshow(images[r, 0].numpy(), cmap="gray_r", interpolation="nearest")
         ax.set_xticks(np.arange(-0.5, W_img, p), [])
         ax.set_yticks(np.arange(-0.5, H_img, p), [])
-        ax.grid(color=GREY, lw=0.8)
-        ax.add_patch(Rectangle((qx * p - 0.5, qy * p - 0.5), p, p, **outline))
-        ax.set_title("image" if titles is None else str(titles[r]), size=SMALL)
-        for c, (name, w) in enumerate(weights.items(), start=1):
-            ax = axes[r, c]
+        ax.grid(color=d.GREY, lw=0.8)
+        ax.add_patch(Rectangle((qx * p - 0.5, qy * p - 0.5), p, p, **_OUTLINE))
+        ax.set_title("image" if titles is None else str(titles[r]), size=d.SMALL)
+        for ax, (name, w) in zip(axes[r, 1:], weights.items(), strict=True):
             row = w[r, query + 1].detach()  # (T,): class token, then patches
-            im = ax.imshow(row[1:].reshape(gh, gw).numpy(), cmap=CMAP, vmin=0,
-                           vmax=vmax, interpolation="nearest")  # fmt: skip
-            ax.add_patch(Rectangle((qx - 0.5, qy - 0.5), 1, 1, **outline))
-            if field is not None:  # the block a convolution would see, clipped
-                r0, c0 = max(qy - field // 2, 0), max(qx - field // 2, 0)
-                r1, c1 = min(qy + field // 2, gh - 1), min(qx + field // 2, gw - 1)
-                ax.add_patch(
-                    Rectangle(
-                        (c0 - 0.5, r0 - 0.5),
-                        c1 - c0 + 1,
-                        r1 - r0 + 1,
-                        fill=False,
-                        ec="white",
-                        lw=1.5,
-                        ls="--",
-                    )
-                )
-            ax.set_xticks([])
-            ax.set_yticks([])
+            im = _looks(ax, row, (gh, gw), (qy, qx), field, vmax)
             n_eff = float(effective_keys(row))
-            ax.set_title(f"{name}\n{n_eff:.1f} keys; [CLS] {float(row[0]):.2f}",
-                         size=SMALL - 1)  # fmt: skip
-    fig.colorbar(im, ax=list(axes[:, 1:].flat), label="weight of the query patch",
-                 shrink=0.8)  # fmt: skip
+            title = f"{name}\n{n_eff:.1f} keys; [CLS] {float(row[0]):.2f}"
+            ax.set_title(title, size=d.SMALL - 1)
+    label = "weight of the query patch"
+    fig.colorbar(im, ax=list(axes[:, 1:].flat), label=label, shrink=0.8)
     return fig
