@@ -80,6 +80,22 @@ def _check_words(words: Sequence[str]) -> list[str]:
     return list(words)
 
 
+def _check_places(position: int, clue: int | None, length: int) -> tuple:
+    position = check_int("position", position, minimum=0)
+    if position >= length:
+        raise ValueError(
+            f"position={position} must be a word of the sentence (< {length})"
+        )
+    if clue is not None:
+        clue = check_int("clue", clue, minimum=0)
+        if clue >= length or clue == position:
+            raise ValueError(
+                f"clue={clue} must be another word of the sentence "
+                f"(< {length}, not position={position})"
+            )
+    return position, clue
+
+
 def _words(ax, kind: str, labels: list[str], read, length: int, clue) -> None:
     """The padded sentence along the bottom of a panel, the words read filled;
     each word's ``gid`` says whether it is read."""
@@ -130,18 +146,7 @@ def tagger_views(
     pad = check_int("pad", pad, minimum=0)
     T = length + pad
     reads = tagger_reads(length, T, radius=radius)  # checks radius
-    position = check_int("position", position, minimum=0)
-    if position >= length:
-        raise ValueError(
-            f"position={position} must be a word of the sentence (< {length})"
-        )
-    if clue is not None:
-        clue = check_int("clue", clue, minimum=0)
-        if clue >= length or clue == position:
-            raise ValueError(
-                f"clue={clue} must be another word of the sentence "
-                f"(< {length}, not position={position})"
-            )
+    position, clue = _check_places(position, clue, length)
     seen = {kind: reads[kind][position].numpy() for kind in TAGGERS}  # (T,) each
     n = {kind: int(s.sum()) for kind, s in seen.items()}
     titles = (
