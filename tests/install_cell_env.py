@@ -11,8 +11,10 @@ site-packages, so anything pip installed or upgraded shows up there.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -20,6 +22,11 @@ import sysconfig
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+_spec = importlib.util.spec_from_file_location(
+    "repository", ROOT / "tools" / "repository.py"
+)
+repository = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(repository)
 # what the chapters import (selfattn and its extra lab)
 IMPORTS = "import selfattn, selfattn.lab, matplotlib, networkx, sklearn, tqdm"
 
@@ -78,9 +85,11 @@ def where_and_version(python: Path, *modules: str) -> dict[str, list[str]]:
 def run_cell(
     python: Path, cell: str, source: Path, cwd: Path
 ) -> subprocess.CompletedProcess[str]:
-    """Run the cell as a kernel would, installing from ``source`` and nothing
-    from an index (PIP_NO_INDEX: no network)."""
-    env = {**os.environ, "SELFATTN_SOURCE": str(source), "PIP_NO_INDEX": "1"}
+    """Run the cell as a kernel would, installing ``source`` (a wheel) alone,
+    as the offline bundle's cell does (``from_wheel``), and nothing from an
+    index (PIP_NO_INDEX: no network)."""
+    env = {**os.environ, "PIP_NO_INDEX": "1"}
+    cell = repository.from_wheel(cell, str(source))
     return subprocess.run(
         [python, "-c", cell + "\nprint('cell done')"],
         cwd=cwd,
@@ -91,17 +100,25 @@ def run_cell(
     )
 
 
-def build_wheel(where: Path) -> Path:
+def build_wheel(where: Path, floors: dict[str, str] | None = None) -> Path:
     """selfattn as a wheel, built from a copy of what the build reads (the
-    top-level files, the package, a licences folder if any)."""
+    top-level files, the package, a licences folder if any); ``floors``
+    raises the lower bounds of some of its requirements (``{"numpy": "99"}``)."""
     source = where / "source"
-    source.mkdir()
+    source.mkdir(parents=True)
     skip = shutil.ignore_patterns("__pycache__")
     for path in ROOT.iterdir():
         if path.is_file() and not path.name.startswith("."):
             shutil.copy(path, source / path.name)
         elif path.name == "selfattn" or path.name.lower().startswith("licen"):
             shutil.copytree(path, source / path.name, ignore=skip)
+    pyproject = source / "pyproject.toml"
+    for name, floor in (floors or {}).items():
+        text, n = re.subn(
+            rf'"{name}>=[^",]*', f'"{name}>={floor}', pyproject.read_text("utf-8")
+        )
+        assert n == 1, f"{name} is not a requirement of pyproject.toml"
+        pyproject.write_text(text, encoding="utf-8")
     subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps"]
         + ["--no-build-isolation", "--disable-pip-version-check"]

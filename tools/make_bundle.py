@@ -30,7 +30,6 @@ inputs give the same archive.
 from __future__ import annotations
 
 import json
-import re
 import sys
 import tomllib
 import zipfile
@@ -39,6 +38,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
 from reader_notebooks import published_url  # noqa: E402
+from repository import OPENING, from_wheel  # noqa: E402
 
 TOP = "self-attention-executable"
 EPOCH = (2026, 1, 1, 0, 0, 0)
@@ -107,16 +107,16 @@ STUDENT_SOLUTIONS = """
 and every exercise is there; this edition leaves the worked solutions out."""
 
 
-INSTALL_FROM = re.compile(r'^(\s*url = )"git\+https://[^"]*"', re.M)
 OFFLINE = '--no-index --find-links wheels "selfattn[lab]" jupyterlab'  # no network
 BESIDE = "../html/"  # the book, from notebooks/ in the bundle
 
 
 def strip_outputs(path: Path, wheel: str, site: str | None = None) -> bytes:
     """The notebook with no outputs and no execution counts; its install cell
-    installs the bundle's wheel (``../wheels/...``) instead of the repository,
-    so it works offline, and its links to the published book (``site``,
-    default: the configured one) lead to the book beside it (``../html/``).
+    installs the bundle's wheel (``../wheels/...``) alone, never PyPI or the
+    repository, so it works offline, and its links to the published book
+    (``site``, default: the configured one) lead to the book beside it
+    (``../html/``).
     Every other cell unchanged."""
     site = site or published_url()
     nb = json.loads(path.read_text(encoding="utf-8"))
@@ -130,8 +130,8 @@ def strip_outputs(path: Path, wheel: str, site: str | None = None) -> bytes:
             cell["outputs"] = []
             cell["execution_count"] = None
             source = "".join(cell["source"])
-            here = INSTALL_FROM.sub(rf'\1"../wheels/{wheel}"', source)
-            if here != source:
+            if source.startswith(OPENING):
+                here = from_wheel(source, f"../wheels/{wheel}")
                 cell["source"] = here.splitlines(keepends=True)
     return (json.dumps(nb, indent=1, ensure_ascii=False) + "\n").encode("utf-8")
 

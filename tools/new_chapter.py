@@ -37,6 +37,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 SLUG = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
+INSTALL_CELL = "# Install the course library"  # how it opens (tools/repository.py)
 
 
 def _fail(message: str) -> None:
@@ -47,9 +48,8 @@ def _install_cell(root: Path) -> dict:
     """The install cell of an existing chapter (it carries the repository URL)."""
     for path in sorted((root / "notebooks").glob("*.ipynb")):
         for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
-            if cell["cell_type"] == "code" and "SELFATTN_SOURCE" in "".join(
-                cell["source"]
-            ):
+            source = "".join(cell["source"])
+            if cell["cell_type"] == "code" and source.startswith(INSTALL_CELL):
                 return cell
     _fail("no chapter with an install cell to copy (notebooks/*.ipynb)")
     raise AssertionError  # unreachable

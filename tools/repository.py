@@ -16,13 +16,15 @@ carries the URL, ``book/how-to-run.md`` shows that cell, and the wheel's
 Those copies are written by this tool and checked by
 ``tests/course/test_repository.py``; nobody edits them by hand.
 
-The install cell installs the released package ``selfattn[lab]`` (from PyPI or
-a mirror of it), else the repository at this release's tag (``@v2.0.0``:
-never the moving default branch), and never upgrades torch or numpy: it
-pins the installed ones (pip constraints) and stops with a message where they
-are older than pyproject.toml's floors, which it carries too. It installs from
-``$SELFATTN_SOURCE`` alone when that is set (the tests: a wheel or a local
-copy), and from ``url`` alone when that is a path (the offline bundle's wheel).
+The install cell (at most 15 lines of code: a learner reads it first) installs
+the first of its ``sources`` that pip can install: the released package
+``selfattn[lab]`` (from PyPI or a mirror of it), else the repository at this
+release's tag (``@v2.0.0``: never the moving default branch). It never
+upgrades torch or numpy: it asks pip for the installed ones (``torch==...``,
+``numpy==...``), so where one is older than selfattn's floor in pyproject.toml
+pip installs nothing and names the conflict. ``from_wheel`` gives the cell
+that installs one wheel alone: the offline bundle's (the wheel beside its
+notebooks) and the tests' (a wheel of this checkout, no index).
 
 What a fork installs: ``repository.install`` in ``_config.yml``, set with
 ``set URL --install pypi|repository`` (``make repository URL=...
@@ -53,68 +55,39 @@ INSTALL_FROM = ("pypi", "repository")
 KEPT = ("torch", "numpy")
 IMPORT_NAMES = {"scikit-learn": "sklearn"}  # distribution -> module, where they differ
 
-# __URL__, __TAG__, __RELEASE__, __FLOORS__ and __MODULES__ are filled in from
-# _config.yml and pyproject.toml (install_cell).
+# __URL__, __TAG__, __SOURCES__, __KEPT__ and __MODULES__ are filled in from
+# _config.yml and pyproject.toml (install_cell). At most 15 lines of code: a
+# learner reads this cell first (issue 31).
 INSTALL_CELL = """\
-# Install the course library with its extra lab where missing (e.g. on Colab);
-# else a no-op. It never upgrades torch or numpy: the kernel may have imported
-# them, and an upgrade would break it (pip is told to keep the installed ones).
-import importlib.metadata
-import importlib.util
-import os
-import pathlib
-import re
+# Install the course library, selfattn with its extra lab, where it is missing (as on
+# Colab); elsewhere this cell does nothing. pip must keep this Python's torch and
+# numpy, since upgrading a package the kernel has imported breaks the kernel; where
+# one is too old for selfattn, pip says so: upgrade it, restart the kernel, rerun.
 import subprocess
 import sys
-import tempfile
+from importlib import invalidate_caches, metadata, util
 
 url = "git+__URL__@__TAG__"
-release = __RELEASE__
-floors = __FLOORS__
-lab = __MODULES__  # what the extra lab brings
+__SOURCES__
+keep = [f"{n}=={metadata.version(n)}" for n in __KEPT__ if util.find_spec(n)]
 
-
-def _release(version):  # "2.8.0+cu126" -> (2, 8, 0)
-    return tuple(int(n) for n in re.findall(r"\\d+", version.split("+")[0])[:3])
-
-
-def _direct(where):  # pip's form of a URL or of a local path (a wheel, a copy)
-    if "://" not in where:
-        where = pathlib.Path(where).resolve().as_uri()
-    return f"selfattn[lab] @ {where}"
-
-
-if importlib.util.find_spec("selfattn") is None or any(
-    importlib.util.find_spec(m) is None for m in lab
-):
-    keep = []
-    for name, floor in floors.items():
-        try:
-            have = importlib.metadata.version(name)
-        except importlib.metadata.PackageNotFoundError:
-            continue  # not installed: pip installs it
-        if _release(have) < _release(floor):
-            raise RuntimeError(
-                f"selfattn needs {name} >= {floor}; this Python has {have}. "
-                f'Upgrade it (pip install "{name}>={floor}"), restart the '
-                "kernel, then run this cell again."
-            )
-        keep.append(f"{name}=={have}\\n")
-    source = os.environ.get("SELFATTN_SOURCE")  # tests: a wheel or a local copy
-    if source or "://" not in url:  # a local source: it alone
-        tries = [_direct(source or url)]
-    else:
-        tries = [spec for spec in (release, _direct(url)) if spec]
-    with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as pins:
-        pins.writelines(keep)
-    for spec in tries:
-        pip = [sys.executable, "-m", "pip", "install", "-q", "-c", pins.name, spec]
-        done = subprocess.run(pip, capture_output=True, text=True)
+if None in map(util.find_spec, "__MODULES__".split()):
+    pip = [sys.executable, "-m", "pip", "install", *keep]
+    for spec in sources:  # the first that pip can install
+        done = subprocess.run([*pip, spec], capture_output=True, text=True)
         if done.returncode == 0:
             break
     else:
-        raise RuntimeError(f"pip could not install {tries[-1]}:\\n{done.stderr}")
-    importlib.invalidate_caches()"""
+        raise RuntimeError(f"pip could not install {spec}\\n{done.stdout}{done.stderr}")
+    invalidate_caches()"""
+SOURCES = {  # repository.install: where selfattn comes from, in this order
+    "pypi": 'sources = ["__RELEASE__", f"selfattn[lab] @ {url}"]'
+    "  # PyPI or a mirror, then url",
+    "repository": 'sources = [f"selfattn[lab] @ {url}"]  # this repository, never PyPI',
+}
+# The lines of the cell that say where selfattn comes from (from_wheel)
+URL_LINE = re.compile(r'^url = "[^"\n]*"\n', re.M)
+SOURCES_LINE = re.compile(r"^sources = .*$", re.M)
 # The install cell, in this and in earlier versions, starts with these words.
 OPENING = "# Install the course library"
 BLOCK = re.compile(r"```python\n" + re.escape(OPENING) + r".*?\n```", re.S)
@@ -174,29 +147,35 @@ def modules() -> tuple[str, ...]:
 
 def install_cell(
     repo_url: str,
-    floors_: dict[str, str] | None = None,
     modules_: tuple[str, ...] | None = None,
     install: str | None = None,
 ) -> str:
-    """The install cell for ``repo_url`` (the tests may change floors, modules
-    and where it installs from; default: ``repository.install``)."""
-    names = modules() if modules_ is None else modules_
-    pypi = (install or install_from()) == "pypi"
+    """The install cell for ``repo_url`` (the tests may change the modules it
+    checks and where it installs from; default: ``repository.install``)."""
+    names = ("selfattn", *(modules() if modules_ is None else modules_))
     fills = {
+        "__SOURCES__": SOURCES[install or install_from()],
+        "__RELEASE__": release(),
         "__URL__": repo_url,
         "__TAG__": tag(),
-        "__RELEASE__": (
-            f"{json.dumps(release())}  # from PyPI (or a mirror); else from url"
-            if pypi
-            else "None  # not from PyPI: this repository's code, from url"
-        ),
-        "__FLOORS__": json.dumps(floors() if floors_ is None else floors_),
-        "__MODULES__": "(" + ", ".join(json.dumps(m) for m in names) + ")",
+        "__KEPT__": "(" + ", ".join(json.dumps(name) for name in KEPT) + ")",
+        "__MODULES__": " ".join(names),
     }
     cell = INSTALL_CELL
     for key, value in fills.items():
         cell = cell.replace(key, value)
     return cell
+
+
+def from_wheel(cell: str, wheel: str) -> str:
+    """The install cell ``cell``, installing ``wheel`` (a path: absolute, or
+    relative to the notebook) and nothing else: the offline bundle's cell
+    (``../wheels/...``), and the tests' (no index, no network)."""
+    line = f"sources = [{json.dumps(wheel + '[lab]')}]  # the wheel, alone"
+    cell, found = SOURCES_LINE.subn(lambda _: line, cell, count=1)
+    if not found:
+        raise ValueError("an old install cell: run python tools/repository.py sync")
+    return URL_LINE.sub("", cell, count=1)
 
 
 def notebooks() -> list[Path]:

@@ -375,9 +375,9 @@ def test_chapter_opens_in_colab_and_binder_and_downloads(
     source = json.loads((BOOK / "_sources" / notebook).read_text(encoding="utf-8"))
     first = next(c for c in source["cells"] if c["cell_type"] == "code")
     code = "".join(first["source"])
-    assert 'find_spec("selfattn") is None' in code and "pip" in code, (
-        f"the first code cell of {notebook} must install selfattn when missing"
-    )
+    assert code.startswith("# Install the course library") and (
+        "util.find_spec" in code and '"selfattn' in code and "pip" in code
+    ), f"the first code cell of {notebook} must install selfattn when missing"
     assert "remove-cell" in first.get("metadata", {}).get("tags", []), (
         f"the install cell of {notebook} must be tagged remove-cell"
     )

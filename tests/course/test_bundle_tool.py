@@ -19,6 +19,7 @@ spec = importlib.util.spec_from_file_location(
 )
 make_bundle = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(make_bundle)
+repository = make_bundle.sys.modules["repository"]  # the module make_bundle imports
 WHEEL = "selfattn-2.0.0-py3-none-any.whl"
 
 
@@ -55,6 +56,7 @@ def test_the_readme_gives_the_learner_s_install_with_no_network() -> None:
 
 def test_a_bundled_notebook_links_to_the_book_beside_it(tmp_path: Path) -> None:
     site = "https://someone.github.io/course/"
+    cell = repository.install_cell("https://github.com/someone/course")
     nb = {
         "cells": [
             {
@@ -62,7 +64,7 @@ def test_a_bundled_notebook_links_to_the_book_beside_it(tmp_path: Path) -> None:
                 "metadata": {},
                 "execution_count": 3,
                 "outputs": [{"output_type": "stream", "name": "stdout", "text": "x"}],
-                "source": ['url = "git+https://github.com/someone/course@v2.0.0"\n'],
+                "source": [cell],
             },
             {
                 "cell_type": "markdown",
@@ -83,7 +85,9 @@ def test_a_bundled_notebook_links_to_the_book_beside_it(tmp_path: Path) -> None:
     out = json.loads(make_bundle.strip_outputs(path, WHEEL, site))
     code, prose = out["cells"]
     assert code["outputs"] == [] and code["execution_count"] is None
-    assert "".join(code["source"]) == f'url = "../wheels/{WHEEL}"\n'
+    local = "".join(code["source"])  # the wheel beside it, alone
+    assert local == make_bundle.from_wheel(cell, f"../wheels/{WHEEL}")
+    assert f'sources = ["../wheels/{WHEEL}[lab]"]' in local and "github" not in local
     text = "".join(prose["source"])
     assert "](../html/book/glossary.html#term-query)" in text
     assert "](../html/notebooks/matrix-view.html#fig-x)" in text

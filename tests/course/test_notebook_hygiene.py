@@ -71,9 +71,10 @@ def test_kernel_and_first_cells(path):
     assert nb["cells"][0]["cell_type"] == "markdown"
     assert "".join(nb["cells"][0]["source"]).startswith("# "), "first cell: the title"
     first_code = _code_cells(nb)[0]
-    assert 'importlib.util.find_spec("selfattn")' in "".join(first_code["source"]), (
-        f"{path.name}: the first code cell must be the install cell (see CONTRIBUTING)"
-    )
+    install = "".join(first_code["source"])
+    assert install.startswith("# Install the course library") and (
+        "util.find_spec" in install and '"selfattn' in install
+    ), f"{path.name}: the first code cell must be the install cell (see CONTRIBUTING)"
     assert "remove-cell" in first_code["metadata"].get("tags", [])
 
 

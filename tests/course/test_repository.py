@@ -4,10 +4,10 @@
 install cell of every notebook and of the chapter template, the cell shown on
 the how-to-run page). The install cell is run here as Colab runs it, in a
 Python that has torch, numpy and the rest but not ``selfattn``
-(tests/install_cell_env.py), with ``$SELFATTN_SOURCE`` pointing at a wheel of
-this repository instead of PyPI or GitHub, and no index (no network). The same
-with an older numpy, the floor's: tests/editions/test_install_cell.py, run by
-``make floors``.
+(tests/install_cell_env.py), installing a wheel of this repository instead of
+PyPI or GitHub, as the offline bundle's cell does (``from_wheel``), and no
+index (no network). The same with an older numpy, the floor's:
+tests/editions/test_install_cell.py, run by ``make floors``.
 """
 
 from __future__ import annotations
@@ -71,19 +71,43 @@ def test_set_url_rejects_what_is_not_a_github_repository() -> None:
         repository.set_url("git@github.com:me/repo.git")
 
 
-def test_the_cell_carries_pyproject_floors_and_the_release() -> None:
+def test_the_cell_is_at_most_15_lines_of_code() -> None:
+    """A learner reads it first (issue 31): comments and blank lines aside."""
+    for install in repository.INSTALL_FROM:
+        cell = repository.install_cell(repository.url(), install=install)
+        code = [ln for ln in cell.splitlines() if ln.strip() and ln[0] != "#"]
+        assert len(code) <= 15, "\n".join(code)
+        assert max(len(ln) for ln in cell.splitlines() if "://" not in ln) <= 88
+
+
+def test_the_cell_carries_the_release_the_tag_and_what_it_keeps() -> None:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     deps = dict(
         re.fullmatch(r"([a-z]+)>=([0-9.]+),.*", d).groups()
         for d in project["project"]["dependencies"]
     )
+    # the floors that make floors installs; the wheel carries them to pip
     assert repository.floors() == {"torch": deps["torch"], "numpy": deps["numpy"]}
     cell = repository.install_cell(repository.url())
-    assert f"floors = {json.dumps(repository.floors())}" in cell
     major = project["project"]["version"].split(".")[0]
-    assert f'release = "selfattn[lab]~={major}.' in cell
-    # the offline bundle (tools/make_bundle.py) rewrites this line to its wheel
-    assert re.search(r'^url = "git\+https://[^"]*"$', cell, re.M)
+    assert f'sources = ["selfattn[lab]~={major}.' in cell
+    assert re.search(r'^url = "git\+https://[^"]*@v[0-9.]+"$', cell, re.M)
+    # pip is asked for the installed torch and numpy: never an upgrade
+    kept = ", ".join(json.dumps(name) for name in repository.KEPT)
+    assert f"for n in ({kept}) if util.find_spec(n)]" in cell
+    # it installs where selfattn or a module of its extra lab is missing
+    modules = " ".join(("selfattn", *repository.modules()))
+    assert f'map(util.find_spec, "{modules}".split())' in cell
+
+
+def test_the_bundle_s_cell_installs_its_wheel_alone() -> None:
+    cell = repository.install_cell(repository.url())
+    wheel = "../wheels/selfattn-2.0.0-py3-none-any.whl"
+    local = repository.from_wheel(cell, wheel)
+    assert f'sources = ["{wheel}[lab]"]' in local
+    assert "github" not in local and not re.search(r"^url = ", local, re.M)
+    with pytest.raises(ValueError, match="sync"):
+        repository.from_wheel("# Install the course library\nurl = 'x'\n", wheel)
 
 
 @pytest.fixture(scope="module")
@@ -113,15 +137,20 @@ def test_the_install_cell_installs_selfattn_and_upgrades_nothing(
 
 
 def test_the_install_cell_stops_where_numpy_is_below_its_floor(
-    tmp_path: Path, wheel: Path
+    tmp_path: Path,
 ) -> None:
+    """selfattn needs a newer numpy than this Python's: pip, asked to keep it,
+    installs nothing and says which package and which floor."""
+    wheel = build_wheel(tmp_path / "newer", {"numpy": "99"})
     python = colab_like(tmp_path)
     (numpy,) = where_and_version(python, "numpy").values()
-    cell = repository.install_cell(repository.url(), {"numpy": "99"})
-    done = run_cell(python, cell, wheel, tmp_path)
+    done = run_cell(python, repository.install_cell(repository.url()), wheel, tmp_path)
     assert done.returncode != 0
-    assert f"selfattn needs numpy >= 99; this Python has {numpy[1]}" in done.stderr
+    message = done.stderr.replace(" and >=", ",>=")
+    assert "pip could not install" in message
+    assert f"numpy=={numpy[1]}" in message and "numpy<3,>=99" in message, message
     assert own_packages(python) == set()  # nothing installed
+    assert where_and_version(python, "numpy") == {"numpy": numpy}
 
 
 def _pip_calls(monkeypatch: pytest.MonkeyPatch, cell: str, fails: int = 0) -> list[str]:
@@ -139,7 +168,6 @@ def _pip_calls(monkeypatch: pytest.MonkeyPatch, cell: str, fails: int = 0) -> li
         calls.append(cmd[-1])
         return subprocess.CompletedProcess(cmd, int(len(calls) <= fails), "", "no")
 
-    monkeypatch.delenv("SELFATTN_SOURCE", raising=False)
     monkeypatch.setattr(util, "find_spec", find_spec)
     monkeypatch.setattr(subprocess, "run", run)
     try:
@@ -152,7 +180,7 @@ def _pip_calls(monkeypatch: pytest.MonkeyPatch, cell: str, fails: int = 0) -> li
 def test_the_git_fallback_is_the_release_tag(monkeypatch: pytest.MonkeyPatch) -> None:
     version = repository._project()["version"]
     cell = repository.install_cell(repository.url(), install="pypi")
-    assert f'url = "git+{repository.url()}@v{version}"' in cell
+    assert f'url = "git+{repository.url()}@v{version}"\n' in cell
     git = f"selfattn[lab] @ git+{repository.url()}@v{version}"
     assert _pip_calls(monkeypatch, cell) == [repository.release()]
     assert _pip_calls(monkeypatch, cell, fails=1) == [repository.release(), git]
@@ -164,7 +192,7 @@ def test_a_fork_that_installs_from_its_repository_never_asks_pypi(
 ) -> None:
     fork = "https://github.com/someone/fork"
     cell = repository.install_cell(fork, install="repository")
-    assert "release = None" in cell
+    assert repository.release() not in cell
     version = repository._project()["version"]
     assert _pip_calls(monkeypatch, cell) == [f"selfattn[lab] @ git+{fork}@v{version}"]
 

@@ -80,13 +80,13 @@ def test_the_notebooks_are_the_reader_notebooks_without_outputs(
         code = [c for c in ours["cells"] if c["cell_type"] == "code"]
         assert code and all(c["outputs"] == [] for c in code), name
         assert all(c["execution_count"] is None for c in code), name
-        # the install cell installs the bundle's wheel; every other cell as is
+        # the install cell installs the bundle's wheel alone; every other cell as is
         install = "".join(code[0]["source"])
-        assert 'url = "../wheels/selfattn-' in install and "github" not in install
+        assert 'sources = ["../wheels/selfattn-' in install and "github" not in install
         assert ["".join(c["source"]) for c in ours["cells"] if c is not code[0]] == [
             "".join(c["source"]).replace(f"]({SITE}", "](../html/")
             for c in repo["cells"]
-            if "SELFATTN_SOURCE" not in "".join(c["source"])
+            if not "".join(c["source"]).startswith("# Install the course library")
         ], name
         prose = [
             "".join(c["source"]) for c in ours["cells"] if c["cell_type"] == "markdown"
