@@ -19,17 +19,41 @@ import matplotlib.pyplot as plt
 import numpy as np
 import torch
 from matplotlib.figure import Figure
-from matplotlib.patches import Arc, FancyArrowPatch
+from matplotlib.patches import Arc
 
 from selfattn._checks import check_int
-from selfattn.lab.diagrams._draw import (
-    BLACK,
-    BLUE,
-    FONT,
-    GREY,
-    SMALL,
-    VERMILLION,
-)
+from selfattn.lab.diagrams import _draw as d
+from selfattn.positional import frequencies, offset_rotation, sinusoidal_encoding
+
+
+def _circle(ax, pts, f: int, omega: float, M, delta: int, starts: list[int]) -> None:
+    """One pair ``f``: the numbered points on the unit circle, the arrows of
+    ``M`` (the block :math:`M_f(\\delta)`) from each start, and the angle turned."""
+    ax.add_artist(plt.Circle((0, 0), 1, fill=False, ec=d.GREY, lw=1))
+    ax.plot(pts[:, 0], pts[:, 1], "o", color=d.BLUE, ms=7, zorder=3)
+    for i, (x, y) in enumerate(pts.tolist()):
+        d.text(ax, 1.16 * x, 1.16 * y, str(i))
+    bend = -0.3 if delta * omega < np.pi else 0.3  # arrows hug the circle
+    for i in starts:
+        end = M @ pts[i]  # M_f(delta) p_i
+        if not torch.allclose(end, pts[i + delta]):
+            raise AssertionError("M_f(delta) p_i is not the table's p_(i+delta)")
+        tips = (0.82 * pts[i]).tolist(), (0.82 * end).tolist()
+        d.arrow(ax, *tips, color=d.VERMILLION, rad=bend, lw=1.8, zorder=4)
+    turn = delta * omega
+    a0 = 90 - np.degrees(starts[0] * omega)  # matplotlib angles
+    ax.add_artist(Arc((0, 0), 0.5, 0.5, theta1=a0 - np.degrees(turn), theta2=a0,
+                      color=d.BLACK, lw=1))  # fmt: skip
+    for p in (pts[starts[0]], pts[starts[0] + delta]):
+        ax.plot([0, p[0]], [0, p[1]], color=d.GREY, lw=0.8)
+    ax.set_title(f"pair $f = {f}$: $\\omega_{{{f}}}$ = {omega:.3g} per position\n"
+                 f"$\\delta = {delta}$ turns every point by {turn:.3g} rad",
+                 size=d.SMALL + 1)  # fmt: skip
+    ax.set_xlabel(f"$P_{{i,{2 * f}}} = \\sin \\omega_{{{f}}} i$", size=d.SMALL)
+    ax.set_ylabel(f"$P_{{i,{2 * f + 1}}} = \\cos \\omega_{{{f}}} i$", size=d.SMALL)
+    ax.set(xlim=(-1.35, 1.35), ylim=(-1.35, 1.35), aspect="equal")
+    ax.set_xticks([-1, 0, 1])
+    ax.set_yticks([-1, 0, 1])
 
 
 def offset_circles(
@@ -67,8 +91,6 @@ def offset_circles(
         >>> len(fig.axes)
         1
     """
-    from selfattn.positional import frequencies, offset_rotation, sinusoidal_encoding
-
     D = check_int("embed_dim", embed_dim, minimum=2)
     if D % 2:
         raise ValueError(f"embed_dim must be even (sin and cos pairs), got {D}")
@@ -89,80 +111,19 @@ def offset_circles(
     P = sinusoidal_encoding(n, D, dtype=torch.float64)  # (n, D)
     M = offset_rotation(delta, D, dtype=torch.float64)  # (D/2, 2, 2)
     omega = frequencies(D).double()  # (D/2,)
-    fig, axes = plt.subplots(
-        1, len(pairs), figsize=(4.4 * len(pairs), 5.2), facecolor="white", squeeze=False
-    )
+    fig, axes = plt.subplots(1, len(pairs), figsize=(4.4 * len(pairs), 5.2),
+                             facecolor="white", squeeze=False)  # fmt: skip
     for ax, f in zip(axes[0], pairs, strict=True):
         pts = P[:, 2 * f : 2 * f + 2]  # (n, 2): (sin w_f i, cos w_f i)
-        ax.add_artist(plt.Circle((0, 0), 1, fill=False, ec=GREY, lw=1))
-        ax.plot(pts[:, 0], pts[:, 1], "o", color=BLUE, ms=7, zorder=3)
-        for i, (x, y) in enumerate(pts.tolist()):
-            ax.text(1.16 * x, 1.16 * y, str(i), ha="center", va="center", size=SMALL)
-        bend = -0.3 if delta * omega[f] < np.pi else 0.3  # arrows hug the circle
-        for i in starts:
-            end = M[f] @ pts[i]  # M_f(delta) p_i
-            if not torch.allclose(end, pts[i + delta]):
-                raise AssertionError("M_f(delta) p_i is not the table's p_(i+delta)")
-            ax.add_artist(
-                FancyArrowPatch(
-                    (0.82 * pts[i]).tolist(),
-                    (0.82 * end).tolist(),
-                    arrowstyle="-|>",
-                    mutation_scale=14,
-                    color=VERMILLION,
-                    lw=1.8,
-                    connectionstyle=f"arc3,rad={bend}",
-                    zorder=4,
-                )
-            )
-        turn = delta * omega[f].item()
-        a0 = 90 - np.degrees(starts[0] * omega[f].item())  # matplotlib angles
-        ax.add_artist(
-            Arc(
-                (0, 0),
-                0.5,
-                0.5,
-                theta1=a0 - np.degrees(turn),
-                theta2=a0,
-                color=BLACK,
-                lw=1,
-            )
-        )
-        ax.plot([0, pts[starts[0], 0]], [0, pts[starts[0], 1]], color=GREY, lw=0.8)
-        end0 = pts[starts[0] + delta]
-        ax.plot([0, end0[0]], [0, end0[1]], color=GREY, lw=0.8)
-        ax.set_title(
-            f"pair $f = {f}$: $\\omega_{{{f}}}$ = {omega[f].item():.3g} per position\n"
-            f"$\\delta = {delta}$ turns every point by {turn:.3g} rad",
-            size=SMALL + 1,
-        )
-        ax.set_xlabel(f"$P_{{i,{2 * f}}} = \\sin \\omega_{{{f}}} i$", size=SMALL)
-        ax.set_ylabel(f"$P_{{i,{2 * f + 1}}} = \\cos \\omega_{{{f}}} i$", size=SMALL)
-        ax.set(xlim=(-1.35, 1.35), ylim=(-1.35, 1.35), aspect="equal")
-        ax.set_xticks([-1, 0, 1])
-        ax.set_yticks([-1, 0, 1])
-    fig.suptitle(
-        f"A fixed offset is a rotation (D = {D}): "
-        f"$p_{{i+{delta}}} = M({delta})\\, p_i$",
-        size=FONT,
-    )
-    handles = [
-        plt.Line2D([], [], marker="o", ls="none", color=BLUE, label="position $i$"),
-        plt.Line2D(
-            [],
-            [],
-            color=VERMILLION,
-            lw=1.8,
-            label=f"$M_f({delta})$: from $i$ to $i + {delta}$",
+        _circle(ax, pts, f, omega[f].item(), M[f], delta, starts)
+    title = f"A fixed offset is a rotation (D = {D}): "
+    fig.suptitle(title + f"$p_{{i+{delta}}} = M({delta})\\, p_i$", size=d.FONT)
+    key = [
+        d.mark("position $i$", marker="o", ls="none", color=d.BLUE),
+        d.mark(
+            f"$M_f({delta})$: from $i$ to $i + {delta}$", color=d.VERMILLION, lw=1.8
         ),
     ]
-    fig.legend(
-        handles=handles,
-        loc="lower center",
-        bbox_to_anchor=(0.5, 0.01),
-        ncol=2,
-        frameon=False,
-        fontsize=SMALL,
-    )
+    d.legend(fig, key, bbox_to_anchor=(0.5, 0.01))
     fig.tight_layout(rect=(0, 0.13, 1, 0.92))
     return fig
