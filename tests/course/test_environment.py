@@ -2,7 +2,8 @@
 
 pyproject.toml declares ranges, environment.yml offers the same set to conda
 users, requirements.lock pins one exact version of everything (the Makefile's
-environment; Binder installs it too), and [tool.uv] pins the same torch.
+environment), and [tool.uv] pins the same torch. Binder installs what a
+learner installs: the library with its extra lab, within those ranges.
 The lower bounds of the library and of its extra lab are the oldest releases
 the code runs on: `make floors` installs exactly them (tools/floors.py) and
 runs the unit tests and two chapters there. Those of the authors' extras
@@ -120,14 +121,20 @@ def test_uv_pins_the_locked_torch_from_the_makefiles_cpu_index():
     assert f"--extra-index-url {index['url']}\n" in binder
 
 
-def test_binder_installs_the_lock_on_its_python():
-    binder = (ROOT / "binder" / "requirements.txt").read_text().splitlines()
-    assert "-r ../requirements.lock" in binder
-    runtime = (ROOT / "binder" / "runtime.txt").read_text().strip()
-    # python-3.11: Binder takes the newest 3.11.x, above the lock's floor
-    assert (
-        Version(runtime.removeprefix("python-")).release == _lock_python().release[:2]
-    )
+def test_binder_installs_what_a_learner_installs():
+    """The checkout with its extra lab, the newest releases within pyproject's
+    ranges (issue 31, F13), never the authors' lock; CPU torch."""
+    binder = ROOT / "binder"
+    lines = (binder / "requirements.txt").read_text().splitlines()
+    wanted = [line for line in lines if line and not line.startswith("#")]
+    (index,) = _project()["tool"]["uv"]["index"]
+    extra = "lab"
+    assert LEARNER == ("dependencies", extra)
+    assert wanted == [f"--extra-index-url {index['url']}", f".[{extra}]"]
+    assert not (binder / "postBuild").exists()  # nothing installs the lock after
+    runtime = (binder / "runtime.txt").read_text().strip()
+    python = Version(runtime.removeprefix("python-"))
+    assert python in SpecifierSet(_project()["project"]["requires-python"])
 
 
 def _lower_bound(req: Requirement) -> Version:

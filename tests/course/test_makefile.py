@@ -80,7 +80,6 @@ MANIFESTS = {
     "requirements.lock": "requirements.lock",
     "environment.yml": "environment.yml",
     "binder/requirements.txt": "binder/requirements.txt",
-    "binder/postBuild": "binder/postBuild",
     "binder/runtime.txt": "binder/README.md",  # repo2docker reads line 1 only
     ".ci/apt-packages.txt": ".ci/apt-packages.txt",
     "uv.lock": "pyproject.toml",  # written by uv; its reason beside [tool.uv]
