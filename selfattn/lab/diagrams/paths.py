@@ -12,19 +12,44 @@ from __future__ import annotations
 
 import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
-from matplotlib.lines import Line2D
-from matplotlib.patches import FancyArrowPatch
 
-from selfattn.lab.diagrams._draw import (
-    BLACK,
-    FONT,
-    GREY,
-    SKY,
-    SMALL,
-    VERMILLION,
-    _segments,
-)
+from selfattn.lab.diagrams import _draw as d
 from selfattn.paths import LAYERS, layer_reads, path_lengths, sequential_depth
+
+_ORDERS = {  # (path length, sequential operations) in Vaswani et al. (2017)
+    "convolution": ("O(n/k)", "O(1)"),
+    "recurrence": ("O(n)", "O(n)"),
+    "self-attention": ("O(1)", "O(1)"),
+}
+
+
+def _layer(ax, kind: str, T: int, kernel: int, star: int, top: float) -> int:
+    """One kind of layer: the edges from the inputs (those into output ``star``
+    on top), the arrows between outputs that wait for each other, the nodes.
+    Returns its number of sequential operations."""
+    reads, needs = layer_reads(kind, T, kernel)
+    for hot in (False, True):  # the highlighted edges on top
+        style = dict(color=d.VERMILLION if hot else d.GREY, lw=2.0 if hot else 0.8)
+        edges = [
+            (j, 0, i, top) for i in range(T) if (i == star) == hot for j in reads[i]
+        ]
+        d.segments(ax, edges, zorder=2 if hot else 1, **style)
+    for i in range(T):
+        hot = (
+            dict(color=d.VERMILLION, lw=2.0)
+            if i == star
+            else dict(color=d.GREY, lw=0.8)
+        )
+        for j in needs[i]:
+            d.arrow(
+                ax, (j, top), (i, top), mutation_scale=11, shrinkA=7, shrinkB=7, **hot
+            )
+    node = dict(s=110, edgecolors=d.BLACK, linewidths=1.2, zorder=3)
+    ax.scatter(range(T), [0] * T, c="white", **node)
+    ax.scatter(range(T), [top] * T, c=[d.SKY] * T, **node)
+    node |= dict(edgecolors=d.VERMILLION, linewidths=2.5, zorder=4)
+    ax.scatter([star], [top], c=[d.SKY], **node)
+    return sequential_depth(needs)
 
 
 def connectivity(*, T: int = 8, kernel: int = 3) -> Figure:
@@ -51,102 +76,28 @@ def connectivity(*, T: int = 8, kernel: int = 3) -> Figure:
         The figure, one axes per kind of layer.
     """
     paths = path_lengths(T, kernel)  # checks T and kernel
-    orders = {
-        "convolution": ("O(n/k)", "O(1)"),
-        "recurrence": ("O(n)", "O(n)"),
-        "self-attention": ("O(1)", "O(1)"),
-    }
-    titles = {
-        "convolution": f"convolution, kernel {kernel}",
-        "recurrence": "recurrence",
-        "self-attention": "self-attention",
-    }
     fig, axes = plt.subplots(1, 3, figsize=(10.5, 5.0), facecolor="white")
     fig.subplots_adjust(left=0.01, right=0.99, top=0.91, bottom=0.43, wspace=0.08)
-    star = T // 2  # the output whose edges are highlighted
-    top = 2.0
+    star, top = T // 2, 2.0  # the output whose edges are highlighted
     for ax, kind in zip(axes, LAYERS, strict=True):
-        reads, needs = layer_reads(kind, T, kernel)
-        for hot in (False, True):  # the highlighted edges on top
-            style = dict(color=VERMILLION if hot else GREY, lw=2.0 if hot else 0.8)
-            edges = [
-                (j, 0, i, top) for i in range(T) if (i == star) == hot for j in reads[i]
-            ]
-            _segments(ax, edges, zorder=2 if hot else 1, **style)
-        for i in range(T):
-            style = dict(
-                color=VERMILLION if i == star else GREY, lw=2.0 if i == star else 0.8
-            )
-            for j in needs[i]:
-                ax.add_artist(
-                    FancyArrowPatch(
-                        (j, top),
-                        (i, top),
-                        arrowstyle="-|>",
-                        mutation_scale=11,
-                        shrinkA=7,
-                        shrinkB=7,
-                        **style,
-                    )
-                )
-        node = dict(s=110, edgecolors=BLACK, linewidths=1.2, zorder=3)
-        ax.scatter(range(T), [0] * T, c="white", **node)
-        ax.scatter(range(T), [top] * T, c=[SKY] * T, **node)
-        ax.scatter(
-            [star],
-            [top],
-            c=[SKY],
-            s=110,
-            edgecolors=VERMILLION,
-            linewidths=2.5,
-            zorder=4,
-        )
-        ax.set_xlim(-0.7, T - 0.3)
-        ax.set_ylim(-0.5, top + 0.5)
-        ax.axis("off")
-        ax.set_title(titles[kind], size=FONT)
-        n_seq = sequential_depth(needs)
-        path_o, seq_o = orders[kind]
-        text = (
-            f"max path length: {paths[kind]}   [{path_o}]\n"
-            f"sequential operations: {n_seq}   [{seq_o}]"
-        )
-        ax.text(
-            0.5,
-            -0.04,
-            text,
-            transform=ax.transAxes,
-            ha="center",
-            va="top",
-            size=SMALL,
-            linespacing=1.6,
-        )
-    handles = [
-        Line2D([], [], ls="", marker="o", mfc="white", mec=BLACK, ms=10, label="input"),
-        Line2D(
-            [],
-            [],
-            ls="",
-            marker="o",
-            mfc=SKY,
-            mec=BLACK,
-            ms=10,
-            label="output (recurrence: hidden state)",
-        ),
-        Line2D([], [], color=VERMILLION, lw=2, label=f"edges into output {star}"),
-        Line2D([], [], color=GREY, lw=1, label="other edges"),
+        n_seq = _layer(ax, kind, T, kernel, star, top)
+        title = f"convolution, kernel {kernel}" if kind == "convolution" else kind
+        d.panel(ax, (-0.7, T - 0.3), (-0.5, top + 0.5), title=title, size=d.FONT)
+        (path_o, seq_o), path = _ORDERS[kind], paths[kind]
+        text = f"max path length: {path}   [{path_o}]\n"
+        text += f"sequential operations: {n_seq}   [{seq_o}]"
+        style = dict(transform=ax.transAxes, va="top", linespacing=1.6)
+        d.text(ax, 0.5, -0.04, text, **style)
+    node = dict(ls="", marker="o", mec=d.BLACK, ms=10)
+    key = [
+        d.mark("input", mfc="white", **node),
+        d.mark("output (recurrence: hidden state)", mfc=d.SKY, **node),
+        d.mark(f"edges into output {star}", color=d.VERMILLION, lw=2),
+        d.mark("other edges", color=d.GREY, lw=1),
     ]
-    fig.legend(
-        handles=handles, loc="lower center", ncol=2, frameon=False, fontsize=SMALL
-    )
-    fig.text(
-        0.5,
-        0.15,
-        f"T = {T} positions (0 to {T - 1}). [ ]: Vaswani et al. (2017), Table 1 "
-        "and sec. 4, n = T, k = kernel\n(a contiguous kernel needs O(n/k) "
-        "layers; Table 1's O(log_k n) is for dilated convolutions)",
-        ha="center",
-        size=SMALL,
-        color="#444444",
-    )
+    d.legend(fig, key, 2)
+    note = f"T = {T} positions (0 to {T - 1}). [ ]: Vaswani et al. (2017), Table 1 "
+    note += "and sec. 4, n = T, k = kernel\n(a contiguous kernel needs O(n/k) "
+    note += "layers; Table 1's O(log_k n) is for dilated convolutions)"
+    fig.text(0.5, 0.15, note, ha="center", size=d.SMALL, color="#444444")
     return fig
