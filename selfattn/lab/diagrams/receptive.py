@@ -17,19 +17,15 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import torch
 from matplotlib.figure import Figure
-from matplotlib.lines import Line2D
 from torch import nn
 
 from selfattn._checks import check_int
-from selfattn.lab.diagrams._draw import (
-    BLACK,
-    FONT,
-    GREY,
-    SKY,
-    SMALL,
-    VERMILLION,
-    _segments,
-)
+from selfattn.lab.diagrams import _draw as d
+
+_EDGES = {  # is the edge on a path into the output: its style
+    True: dict(color=d.VERMILLION, lw=1.8, zorder=2),
+    False: dict(color=d.GREY, lw=0.4, alpha=0.5, zorder=1),
+}
 
 
 def conv_reads(T: int, kernel: int, dilation: int) -> list[list[int]]:
@@ -55,14 +51,8 @@ def conv_reads(T: int, kernel: int, dilation: int) -> list[list[int]]:
     dilation = check_int("dilation", dilation)
     if kernel % 2 == 0:
         raise ValueError(f"kernel must be odd (a centred window), got kernel={kernel}")
-    conv = nn.Conv1d(
-        1,
-        1,
-        kernel,
-        dilation=dilation,
-        padding=dilation * (kernel - 1) // 2,
-        bias=False,
-    )
+    pad = dilation * (kernel - 1) // 2
+    conv = nn.Conv1d(1, 1, kernel, dilation=dilation, padding=pad, bias=False)
     with torch.no_grad():
         conv.weight.fill_(1.0)
         out = conv(torch.eye(T)[:, None, :])[:, 0, :]  # (input j, output i)
@@ -105,6 +95,37 @@ def receptive_field(
     return hot
 
 
+def _stack(ax, T: int, kernel: int, layers: int, dilated: bool, out: int) -> None:
+    """One stack of convolutions, its levels bottom to top, every node and
+    edge that reaches output ``out`` highlighted."""
+    dils = _dilations(kernel, layers, dilated)
+    hot = receptive_field(T, kernel, layers, dilated=dilated, out=out)
+    for level, dil in enumerate(dils):  # edges from level to level + 1
+        reads = conv_reads(T, kernel, dil)
+        for is_hot in (False, True):
+            edges = [
+                (j, level, i, level + 1)
+                for i in range(T)
+                for j in reads[i]
+                if (i in hot[level + 1] and j in hot[level]) == is_hot
+            ]
+            d.segments(ax, edges, **_EDGES[is_hot])
+    for level in range(layers + 1):
+        cold = [i for i in range(T) if i not in hot[level]]
+        face = "white" if level == 0 else d.SKY
+        ax.scatter(cold, [level] * len(cold), s=28, c=face, edgecolors=d.GREY,
+                   linewidths=0.8, zorder=3)  # fmt: skip
+        ax.scatter(hot[level], [level] * len(hot[level]), s=46, c=face, zorder=4,
+                   edgecolors=d.VERMILLION, linewidths=1.8,
+                   gid="field" if level == 0 else None)  # fmt: skip
+        name = f"layer {level} (dilation {dils[level - 1]})" if level else "input"
+        d.text(ax, -1.0, level, name, ha="right")
+    kind = "dilated" if dilated else "contiguous"
+    title = f"{kind} kernels ({kernel} taps): output {out} sees "
+    ax.set_title(f"{title}{len(hot[0])} of the {T} inputs", size=d.FONT, loc="left")
+    d.panel(ax, (-0.7, T - 0.3), (-0.4, layers + 0.4))
+
+
 def receptive_fields(
     *, T: int = 27, kernel: int = 3, layers: int = 3, out: int | None = None
 ) -> Figure:
@@ -135,61 +156,13 @@ def receptive_fields(
     fig.patch.set_facecolor("white")
     fig.subplots_adjust(left=0.2, right=0.99, top=0.93, bottom=0.12, hspace=0.45)
     for ax, dilated in zip(axes, (False, True), strict=True):
-        dils = _dilations(kernel, layers, dilated)
-        hot = receptive_field(T, kernel, layers, dilated=dilated, out=out)
-        for level, dil in enumerate(dils):  # edges from level to level + 1
-            reads = conv_reads(T, kernel, dil)
-            for is_hot in (False, True):
-                edges = [
-                    (j, level, i, level + 1)
-                    for i in range(T)
-                    for j in reads[i]
-                    if (i in hot[level + 1] and j in hot[level]) == is_hot
-                ]
-                style = (
-                    dict(color=VERMILLION, lw=1.8, zorder=2)
-                    if is_hot
-                    else dict(color=GREY, lw=0.4, alpha=0.5, zorder=1)
-                )
-                _segments(ax, edges, **style)
-        for level in range(layers + 1):
-            cold = [i for i in range(T) if i not in hot[level]]
-            face = "white" if level == 0 else SKY
-            ax.scatter(cold, [level] * len(cold), s=28, c=face, edgecolors=GREY,
-                       linewidths=0.8, zorder=3)  # fmt: skip
-            ax.scatter(
-                hot[level],
-                [level] * len(hot[level]),
-                s=46,
-                c=face,
-                edgecolors=VERMILLION,
-                linewidths=1.8,
-                zorder=4,
-                gid="field" if level == 0 else None,
-            )
-            label = (
-                "input" if level == 0 else f"layer {level} (dilation {dils[level - 1]})"
-            )
-            ax.text(-1.0, level, label, ha="right", va="center", size=SMALL)
-        kind = "dilated" if dilated else "contiguous"
-        ax.set_title(
-            f"{kind} kernels ({kernel} taps): output {out} sees "
-            f"{len(hot[0])} of the {T} inputs",
-            size=FONT,
-            loc="left",
-        )
-        ax.set_xlim(-0.7, T - 0.3)
-        ax.set_ylim(-0.4, layers + 0.4)
-        ax.axis("off")
-    handles = [
-        Line2D([], [], ls="", marker="o", mfc="white", mec=BLACK, ms=7, label="input"),
-        Line2D(
-            [], [], ls="", marker="o", mfc=SKY, mec=BLACK, ms=7, label="layer output"
-        ),
-        Line2D([], [], color=VERMILLION, lw=2, label=f"what reaches output {out}"),
-        Line2D([], [], color=GREY, lw=1, label="other connections"),
+        _stack(ax, T, kernel, layers, dilated, out)
+    node = dict(ls="", marker="o", mec=d.BLACK, ms=7)
+    key = [
+        d.mark("input", mfc="white", **node),
+        d.mark("layer output", mfc=d.SKY, **node),
+        d.mark(f"what reaches output {out}", color=d.VERMILLION, lw=2),
+        d.mark("other connections", color=d.GREY, lw=1),
     ]
-    fig.legend(
-        handles=handles, loc="lower center", ncol=4, frameon=False, fontsize=SMALL
-    )
+    d.legend(fig, key)
     return fig
