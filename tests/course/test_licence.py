@@ -94,6 +94,20 @@ def test_license_says_which_licence_covers_what() -> None:
     assert "LaTeX Project Public License" in (
         ROOT / "book/_latex/texmf/ctexhook.sty"
     ).read_text(encoding="utf-8")
+    # and what the build copies into the book: the theme, its scripts and fonts,
+    # the PDF's fonts (checked against the built book by tests/editions/
+    # test_bundle.py and test_licence_pdf.py)
+    text = squeeze(text)
+    for name, licence in [
+        ("pydata-sphinx-theme", "BSD 3-Clause"),
+        ("Bootstrap", "MIT"),
+        ("Font Awesome Free", "SIL Open Font License 1.1"),
+        ("clipboard.js", "MIT"),
+        ("GNU FreeFont", "font exception"),
+        ("Latin Modern Math", "GUST Font License"),
+        ("Noto Serif CJK and Noto Sans CJK", "SIL Open Font License 1.1"),
+    ]:
+        assert name in text and licence in text.split(name, 1)[1][:400], name
 
 
 # --- the places that say it ----------------------------------------------------

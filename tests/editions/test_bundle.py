@@ -71,6 +71,44 @@ def test_the_bundle_holds_book_notebooks_wheel_lock_readme(unpacked: Path) -> No
     assert readme.index("python3 -m venv .venv") < readme.index("skip it")
 
 
+# Every file the build copies into _static/, and the words of LICENSE that
+# name it and its licence (issue 31, F16); None: the course's own.
+STATIC = {
+    r"custom\.css|favicon\.svg": None,
+    r"mathjax/.*": "MathJax 3.2.2",
+    r"(styles|scripts)/(pydata-sphinx-theme|sphinx-book-theme|theme)\b.*|locales/.*"
+    r"|images/logo_.*|(sbt-)?webpack-macros\.html": "pydata-sphinx-theme, the theme",
+    r"scripts/bootstrap\.js.*": "Bootstrap",
+    r"scripts/fontawesome\.js.*|vendor/fontawesome/.*": "Font Awesome Free",
+    r"basic\.css|doctools\.js|searchtools\.js|language_data\.js|sphinx_highlight\.js"
+    r"|documentation_options\.js|(file|minus|plus)\.png": "Sphinx's scripts",
+    r"pygments\.css": "Pygments' highlighting stylesheet",
+    r"clipboard\.min\.js": "clipboard.js",
+    r"copybutton.*|copy-button\.svg|check-solid\.svg": "sphinx-copybutton",
+    r"togglebutton\.(css|js)": "sphinx-togglebutton",
+    r"sphinx-design\.min\.css|design-tabs\.js": "sphinx-design",
+    r"sphinx-thebe\.(css|js)|play-solid\.svg": "sphinx-thebe",
+    r"exercise\.css": "sphinx-exercise",
+    r"mystnb\.[0-9a-f]+\.css": "MyST-NB's stylesheet",
+}
+
+
+def unlicensed(static: Path) -> list[str]:
+    """The files of ``static`` (a built _static/) that LICENSE does not name."""
+    licence = re.sub(r"\s+", " ", (ROOT / "LICENSE").read_text(encoding="utf-8"))
+    missing = []
+    for path in sorted(p for p in static.rglob("*") if p.is_file()):
+        name = path.relative_to(static).as_posix()
+        words = [w for rx, w in STATIC.items() if re.fullmatch(rx, name)]
+        if not words or (words[0] is not None and words[0] not in licence):
+            missing.append(name)
+    return missing
+
+
+def test_license_names_every_third_party_file_of_the_book(unpacked: Path) -> None:
+    assert unlicensed(unpacked / "html" / "_static") == []
+
+
 def test_the_notebooks_are_the_reader_notebooks_without_outputs(
     unpacked: Path,
 ) -> None:

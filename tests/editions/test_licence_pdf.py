@@ -1,4 +1,5 @@
-"""The PDF edition's title page states its licences (``make pdf`` first).
+"""The PDF edition's title page states its licences (``make pdf`` first), and
+LICENSE names every font the PDF embeds.
 
 Text, figures and notebooks: CC BY-SA 4.0; code: MIT, with both URLs, as
 ``book/_latex/booklicence.sty`` prints them at the foot of the title page.
@@ -39,3 +40,37 @@ def test_the_title_page_states_both_licences() -> None:
     assert "CC BY-SA 4.0" in text and "MIT licence" in text, text
     assert "creativecommons.org/licenses/by-sa/4.0" in text.replace(" ", "")
     assert "opensource.org/license/mit" in text.replace(" ", "")
+
+
+# The fonts the PDF may embed, and the words of LICENSE that name each (issue
+# 31, F16); a font the build starts to embed fails until LICENSE names it.
+FONTS = {
+    r"Free(Serif|Sans|Mono)[\w-]*": "GNU FreeFont",
+    r"LatinModernMath-[\w-]+": "Latin Modern Math",
+    r"MSAM10|MSBM10": "The AMS symbol fonts",
+    r"Noto(Serif|Sans)CJK[\w-]*": "Noto Serif CJK and Noto Sans CJK",
+    r"WenQuanYi[\w-]*": "WenQuanYi Micro Hei",
+}
+
+
+def test_license_names_every_font_the_pdf_embeds() -> None:
+    if shutil.which("pdffonts") is None:
+        reason = "pdffonts is missing (Debian: apt-get install poppler-utils)"
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"{reason}; CI=true, so the PDF checks fail instead of skip")
+        pytest.skip(reason)
+    assert PDF.is_file(), "no PDF: run `make pdf` first"
+    rows = subprocess.run(
+        ["pdffonts", str(PDF)], capture_output=True, text=True, check=True, timeout=60
+    ).stdout.splitlines()[2:]
+    fonts = {re.sub(r"^[A-Z]{6}\+", "", row.split()[0]) for row in rows}
+    licence = re.sub(r"\s+", " ", (ROOT / "LICENSE").read_text(encoding="utf-8"))
+    unnamed = [
+        font
+        for font in sorted(fonts)
+        if not any(
+            re.fullmatch(rx, font.removesuffix("-Identity-H")) and words in licence
+            for rx, words in FONTS.items()
+        )
+    ]
+    assert fonts and unnamed == [], f"fonts LICENSE does not name: {unnamed}"
