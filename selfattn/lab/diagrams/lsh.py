@@ -12,26 +12,53 @@ import math
 import matplotlib.pyplot as plt
 import numpy as np
 import torch
-from matplotlib.colors import ListedColormap
 from matplotlib.figure import Figure
 
 from selfattn._checks import check_int
 from selfattn.efficient.lsh import _check_buckets, _rotation, angular_lsh
-from selfattn.lab.diagrams._draw import (
-    _YELLOW,
-    BLACK,
-    BLUE,
-    FONT,
-    GREEN,
-    GREY,
-    ORANGE,
-    PURPLE,
-    SKY,
-    SMALL,
-    VERMILLION,
-)
+from selfattn.lab.diagrams import _draw as d
+from selfattn.lab.plotting import MARKERS
 
 _FIXED_SEED = 0  # the default generator of lsh_buckets
+_COLORS = [d.BLUE, d.VERMILLION, d.GREEN, d.PURPLE, d.ORANGE, d.SKY, d.BLACK, d.YELLOW]
+
+
+def _points(ax, x: torch.Tensor, buckets: torch.Tensor, R: torch.Tensor) -> None:
+    """The points in the colour of their bucket, and the directions ``±rho_u``."""
+    t, half = np.linspace(0, 2 * np.pi, 200), R.shape[1]
+    ax.plot(np.cos(t), np.sin(t), color=d.GREY, lw=0.8, ls="--")
+    for c in range(2 * half):  # bucket c < b/2 stands for +rho_c, c + b/2 for -rho_c
+        u = R[:, c % half].numpy() * (1 if c < half else -1)
+        u = u / np.linalg.norm(u)
+        tip = dict(arrowstyle="-|>", color=_COLORS[c], lw=1.8)
+        ax.annotate("", 1.5 * u, (0, 0), arrowprops=tip)
+        label = f"${'+' if c < half else '-'}\\rho_{{{c % half + 1}}}$"
+        d.text(ax, *(1.72 * u), label, d.FONT, color=_COLORS[c])
+        pts = x[buckets == c].numpy()
+        look = dict(color=_COLORS[c], marker=MARKERS[c], s=55, edgecolors=d.BLACK)
+        look |= dict(linewidths=0.5, label=f"bucket {c}", zorder=3)
+        ax.scatter(pts[:, 0], pts[:, 1], **look)
+    title = "bucket = argmax [xR ; −xR]"
+    d.panel(ax, (-1.9, 1.9), (-1.9, 1.9), equal=True, title=title, size=d.FONT)
+
+
+def _pattern(ax, buckets: torch.Tensor, n_buckets: int) -> None:
+    """The pairs of the same bucket, positions sorted by bucket."""
+    n = len(buckets)
+    order = torch.argsort(buckets * n + torch.arange(n))  # by bucket
+    sb = buckets[order]
+    allowed = sb[:, None] == sb[None, :]  # (n, n): same bucket
+    image = torch.where(allowed, sb[:, None] + 1, 0).numpy()
+    d.cells(ax, image, ["white"] + _COLORS[:n_buckets], grid=None)
+    for edge in torch.nonzero(sb[1:] != sb[:-1]).flatten().tolist():
+        for line in (ax.axhline, ax.axvline):
+            line(edge + 0.5, color=d.GREY, lw=0.6)
+    ax.set_xlabel("key (sorted by bucket)", size=d.SMALL)
+    ax.set_ylabel("query (sorted by bucket)", size=d.SMALL)
+    ax.tick_params(labelsize=d.SMALL - 1)
+    pairs = int(allowed.sum())
+    share = f"{pairs} of {n**2} pairs ({pairs / n**2:.0%})"
+    ax.set_title(f"may attend: same bucket\n{share}", size=d.FONT)
 
 
 def lsh_buckets(
@@ -58,8 +85,6 @@ def lsh_buckets(
     Returns:
         The figure; ``fig.axes[0]`` holds the points, ``fig.axes[1]`` the pattern.
     """
-    from selfattn.lab.plotting import MARKERS
-
     n_points = check_int("n_points", n_points)
     n_buckets = _check_buckets(n_buckets)
     if n_buckets > 8:
@@ -74,73 +99,12 @@ def lsh_buckets(
     state = gen.get_state()
     buckets = angular_lsh(x, n_buckets, generator=gen)  # (n,)
     R = _rotation(2, n_buckets, torch.Generator().set_state(state))  # the same R
-    colors = [BLUE, VERMILLION, GREEN, PURPLE, ORANGE, SKY, BLACK, _YELLOW]
-    fig, (ax, bx) = plt.subplots(
-        1, 2, figsize=(10.5, 5.4), facecolor="white", width_ratios=(1, 1)
-    )
+    fig, (ax, bx) = plt.subplots(1, 2, figsize=(10.5, 5.4), facecolor="white",
+                                 width_ratios=(1, 1))  # fmt: skip
     fig.subplots_adjust(left=0.02, right=0.97, top=0.8, bottom=0.2, wspace=0.25)
-    t = np.linspace(0, 2 * np.pi, 200)
-    ax.plot(np.cos(t), np.sin(t), color=GREY, lw=0.8, ls="--")
-    for c in range(n_buckets):
-        # bucket c < b/2 stands for +rho_c, bucket c + b/2 for -rho_c
-        u = R[:, c % (n_buckets // 2)].numpy() * (1 if c < n_buckets // 2 else -1)
-        u = u / np.linalg.norm(u)
-        ax.annotate(
-            "",
-            1.5 * u,
-            (0, 0),
-            arrowprops=dict(arrowstyle="-|>", color=colors[c], lw=1.8),
-        )
-        sign = "+" if c < n_buckets // 2 else "-"
-        label = f"${sign}\\rho_{{{c % (n_buckets // 2) + 1}}}$"
-        ax.text(
-            *(1.72 * u), label, ha="center", va="center", size=FONT, color=colors[c]
-        )
-        pts = x[buckets == c].numpy()
-        ax.scatter(
-            pts[:, 0],
-            pts[:, 1],
-            color=colors[c],
-            marker=MARKERS[c],
-            s=55,
-            edgecolors=BLACK,
-            linewidths=0.5,
-            label=f"bucket {c}",
-            zorder=3,
-        )
-    ax.set_xlim(-1.9, 1.9)
-    ax.set_ylim(-1.9, 1.9)
-    ax.set_aspect("equal")
-    ax.axis("off")
-    ax.set_title("bucket = argmax [xR ; −xR]", size=FONT)
-    order = torch.argsort(buckets * n_points + torch.arange(n_points))  # by bucket
-    sb = buckets[order]
-    allowed = sb[:, None] == sb[None, :]  # (n, n): same bucket
-    image = torch.where(allowed, sb[:, None] + 1, 0).numpy()
-    cmap = ListedColormap(["white"] + colors[:n_buckets])
-    bx.imshow(
-        image, cmap=cmap, vmin=-0.5, vmax=n_buckets + 0.5, interpolation="nearest"
-    )
-    for edge in torch.nonzero(sb[1:] != sb[:-1]).flatten().tolist():
-        for line in (bx.axhline, bx.axvline):
-            line(edge + 0.5, color=GREY, lw=0.6)
-    bx.set_xlabel("key (sorted by bucket)", size=SMALL)
-    bx.set_ylabel("query (sorted by bucket)", size=SMALL)
-    bx.tick_params(labelsize=SMALL - 1)
-    pairs = int(allowed.sum())
-    bx.set_title(
-        f"may attend: same bucket\n{pairs} of {n_points**2} pairs "
-        f"({pairs / n_points**2:.0%})",
-        size=FONT,
-    )
-    fig.legend(
-        *ax.get_legend_handles_labels(),
-        loc="lower center",
-        ncol=min(n_buckets, 4),
-        frameon=False,
-        fontsize=SMALL,
-    )
-    fig.suptitle(
-        f"Angular LSH (Reformer): {n_points} points, {n_buckets} buckets", size=FONT + 1
-    )
+    _points(ax, x, buckets, R)
+    _pattern(bx, buckets, n_buckets)
+    d.legend(fig, ax.get_legend_handles_labels()[0], min(n_buckets, 4))
+    title = f"Angular LSH (Reformer): {n_points} points, {n_buckets} buckets"
+    fig.suptitle(title, size=d.FONT + 1)
     return fig
