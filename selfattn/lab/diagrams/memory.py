@@ -12,7 +12,7 @@ from typing import NamedTuple
 from matplotlib.figure import Figure
 from matplotlib.patches import Polygon
 
-from selfattn.lab.diagrams._draw import BLACK, FONT, GREY, SKY, SMALL, _canvas, _fill
+from selfattn.lab.diagrams import _draw as d
 
 
 class MemoryLevel(NamedTuple):
@@ -51,8 +51,7 @@ def memory_hierarchy() -> Figure:
     Returns:
         The figure.
     """
-    levels = MEMORY_HIERARCHY
-    n = len(levels)
+    levels, n, h = MEMORY_HIERARCHY, len(MEMORY_HIERARCHY), 1.4  # h: a level's height
     notes = (
         "tiles of Q, K, V (B × d), one B_q × B_k\ntile of scores, "
         "the running max $m_i$ and sum $\\ell_i$",
@@ -61,69 +60,29 @@ def memory_hierarchy() -> Figure:
         "not used by attention\n(the data set, the model between uses)",
     )
 
-    h = 1.4  # height of a level
-
     def half(y: float) -> float:  # half-width of the pyramid at height y
         return 0.9 + (n * h - y) * 0.8
 
-    fig, ax = _canvas(10.5, (-5.6, 10.6), (-0.2, n * h + 1.0), top=0.1, bottom=0.1)
+    fig, ax = d.canvas(10.5, (-5.6, 10.6), (-0.2, n * h + 1.0), top=0.1, bottom=0.1)
+    dotted = dict(arrowstyle="-", color=d.GREY, lw=1, ls=":")
     for i, level in enumerate(levels):
         y0, y1 = (n - 1 - i) * h, (n - i) * h  # SRAM on top
         corners = [(-half(y0), y0), (half(y0), y0), (half(y1), y1), (-half(y1), y1)]
-        fill = _fill(SKY, 0.25 + 0.15 * i)  # darker further down
-        ax.add_artist(Polygon(corners, fc=fill, ec=BLACK, lw=1.5))
+        fill = d.fill(d.SKY, 0.25 + 0.15 * i)  # darker further down
+        ax.add_artist(Polygon(corners, fc=fill, ec=d.BLACK, lw=1.5))
         ym = (y0 + y1) / 2
-        ax.text(
-            0, ym + 0.08, level.name, ha="center", va="bottom", size=FONT, weight="bold"
-        )
-        ax.text(
-            0,
-            ym + 0.02,
-            f"{level.bandwidth_text} · {level.size_text}",
-            ha="center",
-            va="top",
-            size=SMALL + 1,
-        )
-        ax.annotate(
-            "",
-            (half(ym) + 0.15, ym),
-            (4.3, ym),
-            arrowprops=dict(arrowstyle="-", color=GREY, lw=1, ls=":"),
-        )
-        ax.text(
-            4.4,
-            ym,
-            notes[i] if i < len(notes) else "",
-            ha="left",
-            va="center",
-            size=SMALL,
-        )
+        d.text(ax, 0, ym + 0.08, level.name, d.FONT, va="bottom", weight="bold")
+        speed = f"{level.bandwidth_text} · {level.size_text}"
+        d.text(ax, 0, ym + 0.02, speed, d.SMALL + 1, va="top")
+        ax.annotate("", (half(ym) + 0.15, ym), (4.3, ym), arrowprops=dotted)
+        d.text(ax, 4.4, ym, notes[i] if i < len(notes) else "", ha="left")
     for i in range(n - 1):  # how much faster each level is than the next
         ratio = levels[i].bandwidth / levels[i + 1].bandwidth
         y = (n - 1 - i) * h
-        ax.text(
-            -half(y) - 0.25,
-            y,
-            f"{ratio:,.0f}× the\nbandwidth ↑",
-            ha="right",
-            va="center",
-            size=SMALL,
-        )
-    ax.text(
-        4.4,
-        n * h + 0.1,
-        "What FlashAttention keeps where",
-        ha="left",
-        va="bottom",
-        size=FONT,
-        weight="bold",
-    )
-    ax.text(
-        -5.5,
-        n * h + 0.1,
-        "GPU memory hierarchy\n(A100; Dao et al., 2022)",
-        ha="left",
-        va="bottom",
-        size=FONT,
-    )
+        d.text(ax, -half(y) - 0.25, y, f"{ratio:,.0f}× the\nbandwidth ↑", ha="right")
+    above = dict(ha="left", va="bottom")
+    keeps = "What FlashAttention keeps where"
+    d.text(ax, 4.4, n * h + 0.1, keeps, d.FONT, weight="bold", **above)
+    gpu = "GPU memory hierarchy\n(A100; Dao et al., 2022)"
+    d.text(ax, -5.5, n * h + 0.1, gpu, d.FONT, **above)
     return fig
