@@ -13,24 +13,7 @@ import torch
 from matplotlib.figure import Figure
 
 from selfattn._checks import check_int
-from selfattn.lab.diagrams._draw import (
-    _LABELS_IN,
-    BLACK,
-    BLUE,
-    FONT,
-    GREEN,
-    GREY,
-    ORANGE,
-    PURPLE,
-    SKY,
-    VERMILLION,
-    _arrow,
-    _canvas,
-    _legend,
-    _matrix,
-    _text,
-    tex,
-)
+from selfattn.lab.diagrams import _draw as d
 from selfattn.modules import MultiHeadAttention
 
 
@@ -41,26 +24,19 @@ def _multi_head_shapes(T: int, D: int, H: int) -> dict[str, tuple[int, ...]]:
     x = torch.randn(1, T, D, generator=gen)  # (1, T, D)
     with torch.no_grad():
         Q, V = mha.W_q(x), mha.W_v(x)  # (1, T, D) each (K alike)
-        v = mha._split(V)  # (1, H, T, d_k)
         weights = mha.attention_weights(x)  # (1, H, T, T)
-        heads = weights @ v  # (1, H, T, d_k)
+        heads = weights @ mha._split(V)  # (1, H, T, d_k)
         out = mha._merge(heads)  # (1, T, D): concat, then W_o
-    return {
-        "x": tuple(x.shape[1:]),
-        "W_q": tuple(mha.W_q.weight.T.shape),  # (D, D)
-        "Q": tuple(Q.shape[1:]),
-        "q_h": tuple(mha._split(Q).shape[1:]),  # (H, T, d_k)
-        "weights": tuple(weights.shape[1:]),  # (H, T, T)
-        "heads": tuple(heads.shape[1:]),  # (H, T, d_k)
-        "concat": (heads.shape[2], mha.W_o.in_features),  # (T, H d_k)
-        "W_o": tuple(mha.W_o.weight.T.shape),  # (D, D)
-        "out": tuple(out.shape[1:]),
-    }
+    run = dict(x=x, Q=Q, q_h=mha._split(Q), weights=weights, heads=heads, out=out)
+    shapes = {name: tuple(a.shape[1:]) for name, a in run.items()}  # q_h: (H, T, d_k)
+    shapes["concat"] = (heads.shape[2], mha.W_o.in_features)  # (T, H d_k)
+    W_q, W_o = tuple(mha.W_q.weight.T.shape), tuple(mha.W_o.weight.T.shape)
+    return shapes | {"W_q": W_q, "W_o": W_o}  # (D, D) each
 
 
 def _head_colors(H: int) -> list[str]:
     """One colour per head: Okabe-Ito (no yellow) up to 7 heads, viridis beyond."""
-    okabe = [BLUE, VERMILLION, GREEN, ORANGE, SKY, PURPLE, BLACK]
+    okabe = [d.BLUE, d.VERMILLION, d.GREEN, d.ORANGE, d.SKY, d.PURPLE, d.BLACK]
     if H <= len(okabe):
         return okabe[:H]
     cmap = plt.get_cmap("viridis")
@@ -80,7 +56,7 @@ def _layout(shapes, cell: float, n_lanes: int):
     xs["out"] = xs["concat"] + wD / 2 + 3.0 + wD / 2
     left, right = -wD / 2 - 0.5, xs["out"] + wD / 2 + 0.6
     upi = (right - left) / 11.0  # data units per inch of an 11-inch figure
-    gap = hT + _LABELS_IN * upi  # between two lanes, as between Q, K and V
+    gap = hT + d.LABELS_IN * upi  # between two lanes, as between Q, K and V
     lane_y = [(n_lanes - 1) / 2 * gap - n * gap for n in range(n_lanes)]
     half = max(gap, lane_y[0]) + hT / 2 + 0.45 * upi  # the canvas's upper half
     return xs, lane_y, (left, right, upi, gap, half)
@@ -92,24 +68,15 @@ def _heads(ax, lanes, lane_y, colors, at, shapes, cell) -> None:
     for n, h in enumerate(lanes):
         y = lane_y[n]
         if h is None:
-            _text(ax, xs["W"], y, "⋮", FONT + 6)
+            d.text(ax, xs["W"], y, "⋮", d.FONT + 6)
             continue
-        W = _matrix(
-            ax,
-            (xs["W"], y),
-            shapes["weights"][1:],
-            cell,
-            colors[h],
-            symbol=f"head {h + 1}",
-            dims="T × T",
-        )
-        _arrow(ax, (bx, 0), (W[0], y))
-        Z = _matrix(
-            ax, (xs["head"], y), shapes["heads"][1:], cell, colors[h], dims="T × d_k"
-        )
-        _arrow(ax, (W[2], y), (Z[0], y), f"$\\cdot v_{{{h + 1}}}$", above=True)
+        T_T, T_dk = dict(dims="T × T", symbol=f"head {h + 1}"), dict(dims="T × d_k")
+        W = d.matrix(ax, (xs["W"], y), shapes["weights"][1:], cell, colors[h], **T_T)
+        d.arrow(ax, (bx, 0), (W[0], y))
+        Z = d.matrix(ax, (xs["head"], y), shapes["heads"][1:], cell, colors[h], **T_dk)
+        d.arrow(ax, (W[2], y), (Z[0], y), f"$\\cdot v_{{{h + 1}}}$", above=True)
         spread = 0.8 * hT * (0.5 - n / max(len(lanes) - 1, 1))  # fan into concat
-        _arrow(ax, (Z[2], y), (xs["concat"] - wD / 2, spread if len(lanes) > 1 else 0))
+        d.arrow(ax, (Z[2], y), (xs["concat"] - wD / 2, spread if len(lanes) > 1 else 0))
 
 
 def multi_head_flow(*, T: int = 4, D: int = 8, H: int = 2) -> Figure:
@@ -142,52 +109,44 @@ def multi_head_flow(*, T: int = 4, D: int = 8, H: int = 2) -> Figure:
             f"D={D} must be divisible by H={H} (each head gets d_k = D / H columns)"
         )
     shapes = _multi_head_shapes(T, D, H)
-    d_k = shapes["q_h"][-1]
-    colors = _head_colors(H)
+    d_k, colors = shapes["q_h"][-1], _head_colors(H)
     lanes = list(range(H)) if H <= 4 else [0, 1, None, H - 1]  # None: the dots
     cell = min(0.28, 2.4 / max(T, D))
     xs, lane_y, (left, right, upi, qkv_gap, half) = _layout(shapes, cell, len(lanes))
     hT, wD = T * cell, shapes["Q"][1] * cell
-    fig, ax = _canvas(11.0, (left, right), (-half - 0.75 * upi, half), bottom=0.8)
+    fig, ax = d.canvas(11.0, (left, right), (-half - 0.75 * upi, half), bottom=0.8)
     col_colors = [colors[c // d_k] for c in range(shapes["Q"][1])]
     by_head = dict(dims="T × D", col_colors=col_colors)
-    box = {
-        "x": _matrix(ax, (0, 0), shapes["x"], cell, GREY, symbol="$x$", dims="T × D")
-    }
+    X = d.matrix(ax, (0, 0), shapes["x"], cell, d.GREY, symbol="$x$", dims="T × D")
     # 1) project: x -> Q, K, V, whose columns fall into H heads
     for n, (name, w) in enumerate((("Q", "W_q"), ("K", "W_k"), ("V", "W_v"))):
-        y = qkv_gap * (1 - n)
-        symbol = f"${name} = xW_{name.lower()}$"
-        box[name] = _matrix(
-            ax, (xs["QKV"], y), shapes["Q"], cell, BLACK, symbol=symbol, **by_head
-        )
+        y, symbol = qkv_gap * (1 - n), f"${name} = xW_{name.lower()}$"
+        box = d.matrix(ax, (xs["QKV"], y), shapes["Q"], cell, d.BLACK, symbol=symbol,
+                       **by_head)  # fmt: skip
         label = f"${w}$\nD × D\n" + "({} × {})".format(*shapes["W_q"])
-        _arrow(ax, (box["x"][2], 0), (box[name][0], y), label, where=0.62)
+        d.arrow(ax, (X[2], 0), (box[0], y), label, where=0.62)
     # 2) split: head h takes columns (h-1) d_k ... h d_k - 1 of Q, K and V
-    bx = box["Q"][2] + 0.35
-    ax.plot([bx, bx], [qkv_gap, -qkv_gap], color=BLACK, lw=1.3)
+    bx = box[2] + 0.35
+    ax.plot([bx, bx], [qkv_gap, -qkv_gap], color=d.BLACK, lw=1.3)
     for y in (qkv_gap, 0.0, -qkv_gap):
-        ax.plot([box["Q"][2] + 0.05, bx], [y, y], color=BLACK, lw=1.3)
+        ax.plot([box[2] + 0.05, bx], [y, y], color=d.BLACK, lw=1.3)
     _heads(ax, lanes, lane_y, colors, (bx, xs, wD, hT), shapes, cell)
     # 3) concatenate the heads, 4) mix them with W^O
-    C = _matrix(
-        ax, (xs["concat"], 0), shapes["concat"], cell, BLACK, symbol="concat", **by_head
-    )
-    O = _matrix(
-        ax, (xs["out"], 0), shapes["out"], cell, GREY, symbol="out", dims="T × D"
-    )
-    wo = shapes["W_o"]
-    label = f"$W^O$\n{tex('D × D')}\n({wo[0]} × {wo[1]})"
-    _arrow(ax, (C[2], 0), (O[0], 0), label, above=True)
+    concat = dict(symbol="concat", **by_head)
+    C = d.matrix(ax, (xs["concat"], 0), shapes["concat"], cell, d.BLACK, **concat)
+    O = d.matrix(ax, (xs["out"], 0), shapes["out"], cell, d.GREY, symbol="out",
+                 dims="T × D")  # fmt: skip
+    label = f"$W^O$\n{d.tex('D × D')}\n" + "({} × {})".format(*shapes["W_o"])
+    d.arrow(ax, (C[2], 0), (O[0], 0), label, above=True)
     formula = (
         f"split: head $h$ gets $d_k = D/H$ = {d_k} of the $D$ = {D} columns of "
         "$Q, K, V$ (its colour): $q_h, k_h, v_h$\n"
         r"in head $h$: weights $= \mathrm{softmax}(q_h k_h^\top/\sqrt{d_k})$, "
         r"output $=$ weights $\cdot\, v_h$"
     )
-    _text(ax, (xs["QKV"] + xs["out"]) / 2, -half - 0.15 * upi, formula, va="top")
-    ax.set_title("Multi-head attention (selfattn.MultiHeadAttention)", size=FONT + 1)
+    d.text(ax, (xs["QKV"] + xs["out"]) / 2, -half - 0.15 * upi, formula, va="top")
+    ax.set_title("Multi-head attention (selfattn.MultiHeadAttention)", size=d.FONT + 1)
     shown = range(H) if H <= 8 else [h for h in lanes if h is not None]
-    entries = [("input, output", GREY)] + [(f"head {h + 1}", colors[h]) for h in shown]
-    _legend(fig, entries, ncol=min(len(entries), 5))
+    key = [("input, output", d.GREY)] + [(f"head {h + 1}", colors[h]) for h in shown]
+    d.legend(fig, key, ncol=min(len(key), 5))
     return fig
