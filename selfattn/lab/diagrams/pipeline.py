@@ -14,21 +14,11 @@ import math
 import numpy as np
 import torch
 from matplotlib.figure import Figure
-from matplotlib.patches import FancyArrowPatch
 
 from selfattn import reference  # read at each call: a test stands in a wider one
 from selfattn._checks import check_int
 from selfattn.attention import scaled_dot_product_attention
-from selfattn.lab.diagrams._draw import (
-    _LABELS_IN,
-    FONT,
-    ROLE,
-    _arrow,
-    _canvas,
-    _legend,
-    _matrix,
-    tex,
-)
+from selfattn.lab.diagrams import _draw as d
 from selfattn.modules import SelfAttention
 
 
@@ -109,7 +99,7 @@ def _layout(size: dict[str, tuple[int, int]], cell: float):
     xs["O"] = xs["W"] + wid["W"] / 2 + 3.0 + wid["O"] / 2
     left, right = -wid["X"] / 2 - 0.6, xs["O"] + wid["O"] / 2 + 1.4
     upi = (right - left) / 10.0  # data units per inch of a 10-inch figure
-    gap = high + _LABELS_IN * upi  # between the Q, K, V rows
+    gap = high + d.LABELS_IN * upi  # between the Q, K, V rows
     ys = {"X": 0.0, "Q": gap, "K": 0.0, "V": -gap, "S": gap / 2, "W": gap / 2}
     ys["O"] = (ys["W"] + ys["V"]) / 2
     bottom, top = -gap - high / 2 - 0.6 * upi, gap + high / 2 + 0.45 * upi
@@ -159,40 +149,32 @@ def qkv_pipeline(
         key: shapes[name] for key, name in zip("XQKVSWO", text["names"], strict=True)
     }
     xs, ys, (left, right, bottom, top) = _layout(size, cell)
-    fig, ax = _canvas(10.0, (left, right), (bottom, top))
+    fig, ax = d.canvas(10.0, (left, right), (bottom, top))
     box = {}
-    for i, key in enumerate("XQKVSWO"):
-        box[key] = _matrix(
-            ax,
-            (xs[key], ys[key]),
-            size[key],
-            cell,
-            ROLE[COLOR[key]],
-            symbol=text["symbols"][i],
-            dims=text["dims"][i],
-            note=text["notes"].get(key, ""),
+    for key, symbol, dims in zip("XQKVSWO", text["symbols"], text["dims"], strict=True):
+        names = dict(symbol=symbol, dims=dims, note=text["notes"].get(key, ""))
+        box[key] = d.matrix(
+            ax, (xs[key], ys[key]), size[key], cell, COLOR[key], **names
         )
     # 1) project: X -> Q, K, V
     for n, key in enumerate("QKV"):
         ps = shapes[("W_q", "W_k", "W_v")[n]]
-        label = f"{text['proj'][n]}\n{tex(text['proj_dims'][n])}\n({ps[0]} × {ps[1]})"
-        _arrow(ax, (box["X"][2], ys["X"]), (box[key][0], ys[key]), label, where=0.55)
+        label = f"{text['proj'][n]}\n{d.tex(text['proj_dims'][n])}\n({ps[0]} × {ps[1]})"
+        d.arrow(ax, (box["X"][2], ys["X"]), (box[key][0], ys[key]), label, where=0.55)
     # 2) scores from Q and K, 3) softmax, 4) weighted sum of the values
-    _arrow(ax, (box["Q"][2], ys["Q"]), (box["S"][0], ys["S"]))
-    _arrow(ax, (box["K"][2], ys["K"]), (box["S"][0], ys["S"]))
+    for key in "QK":
+        d.arrow(ax, (box[key][2], ys[key]), (box["S"][0], ys["S"]))
     softmax = text["softmax"]
-    _arrow(ax, (box["S"][2], ys["S"]), (box["W"][0], ys["W"]), softmax, above=True)
-    _arrow(ax, (box["W"][2], box["W"][3]), (box["O"][0], ys["O"]))  # clear of notes
-    _arrow(ax, (box["V"][2], ys["V"]), (box["O"][0], ys["O"]))
+    d.arrow(ax, (box["S"][2], ys["S"]), (box["W"][0], ys["W"]), softmax, above=True)
+    d.arrow(ax, (box["W"][2], box["W"][3]), (box["O"][0], ys["O"]))  # clear of notes
+    d.arrow(ax, (box["V"][2], ys["V"]), (box["O"][0], ys["O"]))
     # which way the weights sum to 1
     x0, y0, x1, y1 = box["W"]
     if convention == "rows":
         start, end = (x0 + 0.05, y1 - cell / 2), (x1 - 0.05, y1 - cell / 2)
     else:
         start, end = (x0 + cell / 2, y1 - 0.05), (x0 + cell / 2, y0 + 0.05)
-    ax.add_artist(
-        FancyArrowPatch(start, end, arrowstyle="-|>", mutation_scale=10, lw=1.5)
-    )
-    ax.set_title(text["title"], size=FONT + 1)
-    _legend(fig, LEGEND)
+    d.arrow(ax, start, end, mutation_scale=10, lw=1.5)
+    ax.set_title(text["title"], size=d.FONT + 1)
+    d.legend(fig, LEGEND)
     return fig
