@@ -25,21 +25,18 @@ from matplotlib.figure import Figure
 from torch import Tensor
 
 from selfattn.attention import scaled_dot_product_attention
-from selfattn.lab.diagrams._draw import (
-    BLACK,
-    FONT,
-    GREY,
-    ROLE,
-    _box,
-    _legend,
-    _link,
-    _text,
-    _width,
-)
+from selfattn.lab.diagrams import _draw as d
 
 __all__ = ["encoder_decoder"]
 
 Y = dict(token=0.0, h=1.0, c=2.9, g=4.3, y=5.2)  # the rows, bottom to top
+_KEY = [
+    ("encoder states $h_j$ (keys and values)", "key"),
+    ("decoder steps $g$ (dashed: the query)", "query"),
+    ("fixed code $C$", d.GREY),
+    ("context $C_i$", "output"),
+    (r"weight $\alpha'_{i,j}$ (line width; the largest printed)", "weight"),
+]
 
 
 def _checked_weights(weights: object, n: int, m: int) -> Tensor:
@@ -81,43 +78,43 @@ def _alignment_weights(
 def _chains(ax: Axes, enc_x, dec_x, source, target) -> None:
     """The encoder's states over the source (bottom), the decoder's steps (top)."""
     for j, x in enumerate(enc_x):
-        _text(ax, x, Y["token"], source[j], FONT)
-        _link(ax, (x, Y["token"] + 0.22), (x, Y["h"] - 0.28))
-        _box(ax, x, Y["h"], f"$h_{{{j + 1}}}$", ROLE["key"], 0.8, 0.5)
+        d.text(ax, x, Y["token"], source[j], d.FONT)
+        d.link(ax, (x, Y["token"] + 0.22), (x, Y["h"] - 0.28))
+        d.box(ax, x, Y["h"], f"$h_{{{j + 1}}}$", "key", 0.8, 0.5)
         if j:
-            _link(ax, (enc_x[j - 1] + 0.4, Y["h"]), (x - 0.4, Y["h"]))
+            d.link(ax, (enc_x[j - 1] + 0.4, Y["h"]), (x - 0.4, Y["h"]))
     for i, x in enumerate(dec_x):
-        _box(ax, x, Y["g"], "$g$", ROLE["query"], 0.8, 0.5)
-        _text(ax, x, Y["y"], f"$y_{{{i + 1}}}$ = {target[i]}", FONT)
-        _link(ax, (x, Y["g"] + 0.27), (x, Y["y"] - 0.22))
+        d.box(ax, x, Y["g"], "$g$", "query", 0.8, 0.5)
+        d.text(ax, x, Y["y"], f"$y_{{{i + 1}}}$ = {target[i]}", d.FONT)
+        d.link(ax, (x, Y["g"] + 0.27), (x, Y["y"] - 0.22))
         if i:
-            _link(ax, (dec_x[i - 1] + 0.4, Y["g"]), (x - 0.4, Y["g"]))
+            d.link(ax, (dec_x[i - 1] + 0.4, Y["g"]), (x - 0.4, Y["g"]))
 
 
 def _one_code(ax: Axes, enc_x, dec_x, mid: float) -> None:
     """Without attention: the last state becomes one code C for every step."""
-    _box(ax, mid, Y["c"], "$C$", GREY, 0.8, 0.5)
-    _link(ax, (enc_x[-1], Y["h"] + 0.27), (mid + 0.2, Y["c"] - 0.27))
+    d.box(ax, mid, Y["c"], "$C$", d.GREY, 0.8, 0.5)
+    d.link(ax, (enc_x[-1], Y["h"] + 0.27), (mid + 0.2, Y["c"] - 0.27))
     for x in dec_x:
-        _link(ax, (mid, Y["c"] + 0.27), (x, Y["g"] - 0.27), color=GREY)
-    ax.set_title("without attention: one code $C$ for every step", size=FONT)
+        d.link(ax, (mid, Y["c"] + 0.27), (x, Y["g"] - 0.27), color=d.GREY)
+    ax.set_title("without attention: one code $C$ for every step", size=d.FONT)
 
 
 def _contexts(ax: Axes, enc_x, dec_x, w: Tensor) -> None:
     """With attention: a context C_i per step, one weighted link per state."""
     for i, x in enumerate(dec_x):
-        _box(ax, x, Y["c"], f"$C_{{{i + 1}}}$", ROLE["output"], 0.8, 0.5)
-        _link(ax, (x, Y["c"] + 0.27), (x, Y["g"] - 0.27))
+        d.box(ax, x, Y["c"], f"$C_{{{i + 1}}}$", "output", 0.8, 0.5)
+        d.link(ax, (x, Y["c"] + 0.27), (x, Y["g"] - 0.27))
         for j, xj in enumerate(enc_x):
             ends = (xj, Y["h"] + 0.27), (x, Y["c"] - 0.27)
-            lw, gid = _width(float(w[i, j])), f"weight {i} {j}"
-            _link(ax, *ends, color=ROLE["weight"], lw=lw, head=False, gid=gid)
+            lw, gid = d.width(float(w[i, j])), f"weight {i} {j}"
+            d.link(ax, *ends, color="weight", lw=lw, head=False, gid=gid)
         largest = f"{float(w[i, int(w[i].argmax())]):.2f}"
-        _text(ax, x + 0.45, Y["c"] + 0.05, largest, ha="left", color=BLACK)
+        d.text(ax, x + 0.45, Y["c"] + 0.05, largest, ha="left", color=d.BLACK)
         if i:  # the query comes from the decoder's previous step
             ends = (dec_x[i - 1] + 0.2, Y["g"] - 0.27), (x - 0.35, Y["c"] + 0.2)
-            _link(ax, *ends, color=ROLE["query"], ls="--")
-    ax.set_title("with attention: a context $C_i$ per step", size=FONT)
+            d.link(ax, *ends, color="query", ls="--")
+    ax.set_title("with attention: a context $C_i$ per step", size=d.FONT)
 
 
 def encoder_decoder(
@@ -170,22 +167,9 @@ def encoder_decoder(
     fig, axes = plt.subplots(1, 2, figsize=(12.0, 6.0), facecolor="white")
     fig.subplots_adjust(left=0.01, right=0.99, top=0.92, bottom=0.16, wspace=0.05)
     for ax in axes:
-        ax.set_xlim(left, right)
-        ax.set_ylim(-0.5, 5.7)
-        ax.set_aspect("equal")
-        ax.axis("off")
+        d.panel(ax, (left, right), (-0.5, 5.7), equal=True)
         _chains(ax, enc_x, dec_x, source, target)
     _one_code(axes[0], enc_x, dec_x, mid)
     _contexts(axes[1], enc_x, dec_x, w)
-    _legend(
-        fig,
-        [
-            ("encoder states $h_j$ (keys and values)", "key"),
-            ("decoder steps $g$ (dashed: the query)", "query"),
-            ("fixed code $C$", GREY),
-            ("context $C_i$", "output"),
-            (r"weight $\alpha'_{i,j}$ (line width; the largest printed)", "weight"),
-        ],
-        ncol=3,
-    )
+    d.legend(fig, _KEY, ncol=3)
     return fig

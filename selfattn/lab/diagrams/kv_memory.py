@@ -19,19 +19,7 @@ from matplotlib.figure import Figure
 from torch import Tensor
 
 from selfattn.attention import scaled_dot_product_attention
-from selfattn.lab.diagrams._draw import (
-    BLACK,
-    FONT,
-    GREY,
-    ROLE,
-    SMALL,
-    _bar,
-    _box,
-    _legend,
-    _link,
-    _text,
-    _width,
-)
+from selfattn.lab.diagrams import _draw as d
 
 __all__ = ["key_value_memory"]
 
@@ -75,14 +63,14 @@ def _check(q: Tensor, K: Tensor, V: Tensor, labels: Sequence[str] | None) -> int
 def _entry(ax: Axes, j: int, y_q: float, key: str, score, weight, value) -> None:
     """Entry j's row: its key, score, weight bar, value and weighted link."""
     y = -j
-    _box(ax, X["k"], y, key, ROLE["key"], 2.6, 0.5, SMALL - 1)
-    _link(ax, (X["q"] + 0.75, y_q), (X["k"] - 1.3, y), color=GREY, lw=0.8)
-    _text(ax, X["s"], y, f"{score:.2f}")
-    _bar(ax, X["w"], y, weight, 1.8)
-    _box(ax, X["v"], y, value, ROLE["value"], 2.0, 0.45, SMALL)
+    d.box(ax, X["k"], y, key, "key", 2.6, 0.5, d.SMALL - 1)
+    d.link(ax, (X["q"] + 0.75, y_q), (X["k"] - 1.3, y), color=d.GREY, lw=0.8)
+    d.text(ax, X["s"], y, f"{score:.2f}")
+    d.bar(ax, X["w"], y, weight, 1.8)
+    d.box(ax, X["v"], y, value, "value", 2.0, 0.45, d.SMALL)
     ends = (X["v"] + 1.0, y), (X["o"] - 0.9, y_q)
     gid = f"weight {j}"
-    _link(ax, *ends, color=ROLE["weight"], lw=_width(weight), head=False, gid=gid)
+    d.link(ax, *ends, color="weight", lw=d.width(weight), head=False, gid=gid)
 
 
 def key_value_memory(
@@ -121,29 +109,23 @@ def key_value_memory(
     scores = scale * (K @ q)  # (N,) alpha_j, as the library scores them
     fig, ax = plt.subplots(figsize=(13.0, 0.62 * N + 2.4), facecolor="white")
     fig.subplots_adjust(left=0.01, right=0.99, top=0.99, bottom=1.0 / (0.62 * N + 2.4))
-    ax.set_xlim(-0.2, 15.4)
-    ax.set_ylim(-N - 0.2, 1.2)
-    ax.axis("off")
+    d.panel(ax, (-0.2, 15.4), (-N - 0.2, 1.2))
     for col, text in HEADS.items():  # the weight's heading over its bar's middle
-        _text(ax, X[col] + (0.9 if col == "w" else 0.0), 0.6, text, FONT)
+        d.text(ax, X[col] + (0.9 if col == "w" else 0.0), 0.6, text, d.FONT)
     y_mid = -(N - 1) / 2
-    _box(ax, X["q"], y_mid, _vector(q), ROLE["query"], 1.5, 0.55, SMALL)
+    d.box(ax, X["q"], y_mid, _vector(q), "query", 1.5, 0.55, d.SMALL)
     for j in range(N):
         key = _vector(K[j]) if labels is None else f"{labels[j]}\n{_vector(K[j])}"
         _entry(ax, j, y_mid, key, float(scores[j]), float(w[j]), _vector(V[j]))
         if j == int(scores.argmax()):
-            _text(ax, X["k"] - 1.45, -j, "★", FONT, ha="right", color=BLACK)
-    _box(ax, X["o"], y_mid, _vector(out), ROLE["output"], 1.8, 0.55, SMALL)
+            d.text(ax, X["k"] - 1.45, -j, "★", d.FONT, ha="right", color=d.BLACK)
+    d.box(ax, X["o"], y_mid, _vector(out), "output", 1.8, 0.55, d.SMALL)
     note = "★ largest score: the entry a hard lookup returns"
-    _text(ax, X["k"] - 1.6, -N + 0.2, note, ha="left")
-    _legend(
-        fig,
-        [
-            ("query", "query"),
-            ("keys", "key"),
-            ("weights (bar, arrow width)", "weight"),
-            ("values", "value"),
-            ("output", "output"),
-        ],
-    )
+    d.text(ax, X["k"] - 1.6, -N + 0.2, note, ha="left")
+    key = [
+        ("query", "query"),
+        ("keys", "key"),
+        ("weights (bar, arrow width)", "weight"),
+    ]
+    d.legend(fig, key + [("values", "value"), ("output", "output")])
     return fig
