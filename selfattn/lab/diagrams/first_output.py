@@ -19,30 +19,20 @@ from collections.abc import Sequence
 
 import matplotlib.pyplot as plt
 from matplotlib.axes import Axes
-from matplotlib.colors import to_rgba
 from matplotlib.figure import Figure
 from matplotlib.patches import Circle, FancyBboxPatch
 from torch import Tensor
 
 from selfattn.attention import scaled_dot_product_attention
-from selfattn.lab.diagrams._draw import BLUE, GREEN, ORANGE, PURPLE, VERMILLION
+from selfattn.lab.diagrams import _draw as d
 
 __all__ = ["first_output"]
 
 
 def _box(ax: Axes, x: float, y: float, text: str, color: str, width: float) -> None:
     """A rounded box with centred text at (x, y): light fill, full edge."""
-    ax.add_patch(
-        FancyBboxPatch(
-            (x - width / 2, y - 0.2),
-            width,
-            0.4,
-            boxstyle="round,pad=0.02",
-            fc=to_rgba(color, 0.35),
-            ec=color,
-            lw=1.2,
-        )
-    )
+    style = dict(boxstyle="round,pad=0.02", fc=d.fill(color, 0.35), ec=color, lw=1.2)
+    ax.add_patch(FancyBboxPatch((x - width / 2, y - 0.2), width, 0.4, **style))
     ax.text(x, y, text, ha="center", va="center", fontsize=8)
 
 
@@ -99,28 +89,23 @@ def first_output(
     ax.set(xlim=(-0.8, right), ylim=(-0.5, 4.5), aspect="equal")
     ax.axis("off")
     top = 1.5 * (T - 1) / 2 + 0.9  # b^1 sits above the middle of the inputs
-    _box(ax, -0.3, 1.9, f"$q^1$ {_fmt(q[0])}", BLUE, 0.8)
+    _box(ax, -0.3, 1.9, f"$q^1$ {_fmt(q[0])}", d.BLUE, 0.8)
     _arrow(ax, (0.5, 0.2), (-0.3, 1.7))
     for i in range(T):
         x, wi = 1.5 * i + 0.9, float(weights[i])
         _box(ax, x, 0, f"$a^{i + 1}$ {_fmt(a[i])}\n{tokens[i]}", "#DDDDDD", 1.0)
-        _box(ax, x - 0.36, 1.3, f"$k^{i + 1}$ {_fmt(k[i])}", VERMILLION, 0.64)
-        _box(ax, x + 0.36, 1.3, f"$v^{i + 1}$ {_fmt(v[i])}", GREEN, 0.64)
+        _box(ax, x - 0.36, 1.3, f"$k^{i + 1}$ {_fmt(k[i])}", d.VERMILLION, 0.64)
+        _box(ax, x + 0.36, 1.3, f"$v^{i + 1}$ {_fmt(v[i])}", d.GREEN, 0.64)
         _arrow(ax, (x, 0.2), (x - 0.36, 1.1))
         _arrow(ax, (x, 0.2), (x + 0.36, 1.1))
-        ax.add_patch(
-            Circle(
-                (x - 0.36, 2.7),
-                0.26,
-                fc=to_rgba(ORANGE, 0.35),
-                ec=ORANGE,
-                gid=f"weight {i + 1}",
-            )
-        )
+        ring = dict(fc=d.fill(d.ORANGE, 0.35), ec=d.ORANGE, gid=f"weight {i + 1}")
+        ax.add_patch(Circle((x - 0.36, 2.7), 0.26, **ring))
         ax.text(x - 0.36, 2.7, f"{wi:.2f}", ha="center", va="center", fontsize=9)
         _arrow(ax, (0.1, 2.1), (x - 0.62, 2.7), lw=0.6, color="0.6")  # q^1
         _arrow(ax, (x - 0.36, 1.5), (x - 0.36, 2.44))  # k^i
-        _arrow(ax, (x + 0.36, 1.5), (top, 3.85), 0.5 + 6 * wi, ORANGE, f"arrow {i + 1}")
-    _box(ax, top, 4.05, f"$b^1$ = {_fmt(b1.round(decimals=2))}", PURPLE, 1.6)
+        _arrow(
+            ax, (x + 0.36, 1.5), (top, 3.85), 0.5 + 6 * wi, d.ORANGE, f"arrow {i + 1}"
+        )
+    _box(ax, top, 4.05, f"$b^1$ = {_fmt(b1.round(decimals=2))}", d.PURPLE, 1.6)
     ax.text(-0.75, 2.7, r"$\alpha'_{1,j}$", va="center", fontsize=11)
     return ax.figure
