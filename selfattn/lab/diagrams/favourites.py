@@ -19,9 +19,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib import patheffects
 from matplotlib.figure import Figure
-from matplotlib.lines import Line2D
 
-from selfattn.lab.diagrams._draw import SMALL, VERMILLION
+from selfattn.lab.diagrams import _draw as d
 from selfattn.lab.plotting import CMAP
 
 # the ring of each row's favourite: white with a black halo, visible on any
@@ -102,9 +101,8 @@ def favourite_keys(
             raise ValueError(f"targets must be {T_q} key indices in [0, {T_k})")
     P = len(arrays)
     side = min(0.8 + 0.5 * max(T_q, T_k), 4.2)
-    fig, axes = plt.subplots(
-        1, P, figsize=(side * P + 1.2, side + 0.9), squeeze=False, layout="constrained"
-    )
+    size = (side * P + 1.2, side + 0.9)
+    fig, axes = plt.subplots(1, P, figsize=size, squeeze=False, layout="constrained")
     fig.set_facecolor("white")
     vmax = max(float(w.max()) for w in arrays.values()) or 1.0
     for ax, (name, w) in zip(axes[0], arrays.items(), strict=True):
@@ -115,7 +113,7 @@ def favourite_keys(
                           edgecolors=_RING["color"], linewidths=2)  # fmt: skip
         ring.set_path_effects(_RING["halo"])
         if targets is not None:
-            ax.scatter(np.asarray(targets), rows, s=40, color=VERMILLION, zorder=3)
+            ax.scatter(np.asarray(targets), rows, s=40, color=d.VERMILLION, zorder=3)
         ax.set_xticks(np.arange(T_k), [str(k) for k in (keys or range(T_k))])
         ax.set_yticks(rows, [str(q) for q in (queries or range(T_q))])
         ax.set_xlabel(xlabel)
@@ -124,15 +122,12 @@ def favourite_keys(
         title = f"{name}\n{n} distinct favourite{'s' if n > 1 else ''}"
         if targets is not None:
             title += f", {stats['on_target']} of {T_q} on target"
-        ax.set_title(title, size=SMALL)
+        ax.set_title(title, size=d.SMALL)
     fig.colorbar(im, ax=list(axes[0]), label="attention weight", shrink=0.85)
-    key = [
-        Line2D([], [], ls="", marker="o", ms=12, mfc="none", mec=_RING["color"],
-               mew=2, path_effects=_RING["halo"], label="each query's favourite key"),
-    ]  # fmt: skip
+    ring = dict(mfc="none", mec=_RING["color"], mew=2, path_effects=_RING["halo"])
+    key = [d.mark("each query's favourite key", ls="", marker="o", ms=12, **ring)]
     if targets is not None:
-        key.append(Line2D([], [], ls="", marker="o", ms=6, color=VERMILLION,
-                          label="the key it should pick"))  # fmt: skip
-    fig.legend(handles=key, loc="outside lower center", ncol=2, frameon=False,
-               fontsize=SMALL)  # fmt: skip
+        dot = dict(ls="", marker="o", ms=6, color=d.VERMILLION)
+        key.append(d.mark("the key it should pick", **dot))
+    d.legend(fig, key, 2, loc="outside lower center")
     return fig
