@@ -265,6 +265,21 @@ def write_report() -> list[str]:
         "",
         *[f"- {share:.2f} of the range: {key}" for share, key in tight[:5]],
         "",
+        "## Claims restated after their sweep",
+        "",
+        "A claim whose wording or threshold changed after its sweep, its value "
+        "computed as before (`tools/sweep.py --restate`), judged anew on the "
+        "recorded values:",
+        "",
+        *(
+            [
+                f"- {name}: {note}"
+                for name, rec in records.items()
+                for note in rec["meta"].get("restated", [])
+            ]
+            or ["- none"]
+        ),
+        "",
         "## A learner's wait",
         "",
         f"Time of each chapter with portable kernels on one thread, over the "
@@ -285,6 +300,31 @@ def write_report() -> list[str]:
     return problems
 
 
+def restate(chapter: str, old: str, new: str, op: str, threshold: str) -> None:
+    """Rename claim ``old`` of a chapter's record to ``new``, judged by ``op``
+    and ``threshold``: for a claim whose value is computed as before and whose
+    wording or threshold changed after the sweep. The record's meta lists it."""
+    from selfattn.lab.claims import _OPS
+
+    path = RECORDS / f"{chapter}.json"
+    record = json.loads(path.read_text())
+    t = float(threshold)
+    found = 0
+    for run in record["runs"]:
+        for c in run["claims"]:
+            if c["name"] == old:
+                c.update(
+                    name=new, op=op, threshold=t, held=bool(_OPS[op](c["value"], t))
+                )
+                found += 1
+    if not found:
+        raise SystemExit(f"{chapter}: no recorded claim {old!r}")
+    note = f"{datetime.date.today()}: {old!r} -> {new!r} {op} {threshold}"
+    record["meta"].setdefault("restated", []).append(note)
+    path.write_text(json.dumps(record, indent=1) + "\n")
+    print(f"{chapter}: {found} values restated ({note})")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("notebooks", nargs="*", type=Path)
@@ -293,12 +333,21 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--report", action="store_true", help="only rewrite SEEDS.md")
     ap.add_argument(
+        "--restate",
+        nargs=5,
+        metavar=("CHAPTER", "OLD", "NEW", "OP", "THRESHOLD"),
+        help="rename a recorded claim and judge its values against a new op and "
+        "threshold (its value must be the same computation; noted in the record)",
+    )
+    ap.add_argument(
         "--add",
         action="store_true",
         help="keep the chapters' recorded draws of other seeds (finish a sweep)",
     )
     args = ap.parse_args(argv)
-    if not args.report:
+    if args.restate:
+        restate(*args.restate)
+    elif not args.report:
         paths = [p.resolve() for p in args.notebooks] or claiming_chapters()
         draws = [(p, s, "portable") for p in paths for s in seed_list(args.seeds)]
         draws += [(p, s, "native") for p in paths for s in seed_list(args.native)]
