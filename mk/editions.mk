@@ -37,14 +37,16 @@ notebooks-branches: reader-notebooks ## [editions] the repositories the launch b
 # the browser tests, which check that link, come after `make pdf`).
 # `make pdf-check` runs the PDF's checks (tests/editions/test_pdf.py).
 PDF_CONFIG := _build/_config.pdf.yml
+# A4 (_config.yml); `make pdf PAPER=letter` (or student-pdf) for US letter.
+PAPER_OPTION = $(if $(PAPER),--paper $(PAPER))
 PDF_LATEX  := _build/pdf/_build/latex
 PDF        := _build/self-attention-executable.pdf
-pdf: $(STAMP) ## [editions] the PDF edition (needs TeX Live)
+pdf: $(STAMP) ## [editions] the PDF edition, A4 (PAPER=letter: US letter; needs TeX Live)
 	@command -v xelatex >/dev/null && command -v latexmk >/dev/null \
 	    || { echo "make pdf needs TeX Live: see README.md, The PDF edition"; exit 1; }
 	@mkdir -p _build
 	rm -f $(PDF) $(PDF_LATEX)/self-attention-executable.pdf
-	$(BIN)/python tools/prebuilt_config.py _config.yml $(PDF_CONFIG)
+	$(BIN)/python tools/prebuilt_config.py $(PAPER_OPTION) _config.yml $(PDF_CONFIG)
 	env TEXINPUTS=":$(CURDIR)/book/_latex/texmf" \
 	    LATEXOPTS="-interaction=nonstopmode -halt-on-error" \
 	    $(BIN)/jupyter-book build . --builder pdflatex -W -n --keep-going \
@@ -87,7 +89,7 @@ student-pdf: $(STAMP) ## [editions] the student PDF
 	    || { echo "make student-pdf needs TeX Live: see README.md, The PDF edition"; exit 1; }
 	@mkdir -p _build
 	rm -f $(STUDENT_PDF) $(STUDENT_PDF_LATEX)/self-attention-executable.pdf
-	$(BIN)/python tools/prebuilt_config.py --student _config.yml $(STUDENT_PDF_CONFIG)
+	$(BIN)/python tools/prebuilt_config.py --student $(PAPER_OPTION) _config.yml $(STUDENT_PDF_CONFIG)
 	env TEXINPUTS=":$(CURDIR)/book/_latex/texmf" \
 	    LATEXOPTS="-interaction=nonstopmode -halt-on-error" \
 	    $(BIN)/jupyter-book build . --builder pdflatex -W -n --keep-going \

@@ -1,6 +1,8 @@
 """Write a copy of the book's configuration that builds from committed outputs.
 
-Usage: python tools/prebuilt_config.py [--student] _config.yml OUTPUT.yml
+Usage::
+
+    python tools/prebuilt_config.py [--student] [--paper letter|a4] _config.yml OUT.yml
 
 `make test` first proves with nbval that every committed notebook output is
 what a fresh execution gives; building the book then needs no second
@@ -18,6 +20,9 @@ solutions either: ``make student`` copies them over the page sources after
 the build (``tools/reader_notebooks.py install``), and the launch buttons
 point at the branch ``student-notebooks`` (``notebooks_branch``), where the
 publishing workflow puts them.
+
+With ``--paper letter`` the PDF is set on US letter instead of A4, the paper
+``_config.yml`` gives it (``make pdf PAPER=letter``).
 """
 
 from __future__ import annotations
@@ -29,11 +34,19 @@ from pathlib import Path
 import yaml
 
 STUDENT_BRANCH = "student-notebooks"
+PAPERS = ("a4", "letter")
 
 
-def main(source: str, target: str, *, student: bool = False) -> int:
+def main(
+    source: str, target: str, *, student: bool = False, paper: str | None = None
+) -> int:
     config = yaml.safe_load(Path(source).read_text(encoding="utf-8"))
     config.setdefault("execute", {})["execute_notebooks"] = "off"
+    if paper is not None:
+        if paper not in PAPERS:
+            raise SystemExit(f"--paper takes {' or '.join(PAPERS)}, not {paper!r}")
+        latex = config.setdefault("sphinx", {}).setdefault("config", {})
+        latex.setdefault("latex_elements", {})["papersize"] = f"{paper}paper"
     if student:
         sphinx = config.setdefault("sphinx", {})
         sphinx.setdefault("config", {}).update(
@@ -63,8 +76,13 @@ def main(source: str, target: str, *, student: bool = False) -> int:
 if __name__ == "__main__":
     args = sys.argv[1:]
     student = "--student" in args
+    paper = None
+    if "--paper" in args[:-1]:
+        at = args.index("--paper")
+        paper = args.pop(at + 1)
+        args.pop(at)
     paths = [a for a in args if a != "--student"]
     if len(paths) != 2:
         print(__doc__)
         sys.exit(2)
-    sys.exit(main(paths[0], paths[1], student=student))
+    sys.exit(main(paths[0], paths[1], student=student, paper=paper))

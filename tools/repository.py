@@ -134,9 +134,14 @@ def release() -> str:
     return f"selfattn[lab]~={major}.{minor}"
 
 
+def version() -> str:
+    """This release's version, pyproject.toml's (the PDF's title page shows it)."""
+    return _project()["version"]
+
+
 def tag() -> str:
     """The git tag of this release, ``v<version>``: what the workflow publishes."""
-    return f"v{_project()['version']}"
+    return f"v{version()}"
 
 
 def modules() -> tuple[str, ...]:

@@ -15,6 +15,7 @@ import importlib.util
 import json
 import re
 import shutil
+import tomllib
 from pathlib import Path
 
 import yaml
@@ -133,6 +134,29 @@ def test_the_pdf_title_page_carries_the_licence() -> None:
     sty = (ROOT / "book" / "_latex" / "booklicence.sty").read_text(encoding="utf-8")
     assert r"\AtEndEnvironment{titlepage}" in sty
     assert says_both(sty) and CC_URL in sty and MIT_URL in sty
+
+
+def test_the_pdf_title_page_gives_the_version_and_the_addresses() -> None:
+    """Issue 31, F14: which release, and where the course is (the built PDF:
+    tests/editions/test_licence_pdf.py)."""
+    sphinx = config()["sphinx"]
+    assert sphinx["local_extensions"]["pdf_titlepage"] == "book/_ext"
+    sty = (ROOT / "book" / "_latex" / "booklicence.sty").read_text(encoding="utf-8")
+    for macro in (r"\bookversion", r"\booksite", r"\bookrepository"):
+        assert macro in sty, macro
+    spec = importlib.util.spec_from_file_location(
+        "pdf_titlepage", ROOT / "book" / "_ext" / "pdf_titlepage.py"
+    )
+    titlepage = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(titlepage)
+    preamble = titlepage.preamble(ROOT)
+    repository = titlepage._repository(ROOT)
+    version = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))["project"]
+    assert rf"\newcommand{{\bookversion}}{{{version['version']}}}" in preamble
+    assert f"{{{repository.url()}}}" in preamble
+    assert f"{{{repository.site(repository.url())}}}" in preamble
+    # A4, the paper of most readers, the Chinese included
+    assert sphinx["config"]["latex_elements"]["papersize"] == "a4paper"
 
 
 def committed_notebooks() -> list[Path]:

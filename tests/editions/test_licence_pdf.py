@@ -13,9 +13,11 @@ import os
 import re
 import shutil
 import subprocess
+import tomllib
 from pathlib import Path
 
 import pytest
+import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 PDF = ROOT / "_build" / "self-attention-executable.pdf"
@@ -42,6 +44,32 @@ def test_the_title_page_states_both_licences() -> None:
     assert "opensource.org/license/mit" in text.replace(" ", "")
 
 
+def test_the_title_page_gives_the_version_and_the_addresses_on_a4() -> None:
+    """Issue 31, F14 (book/_ext/pdf_titlepage.py; A4 in _config.yml)."""
+    if shutil.which("pdfinfo") is None:
+        reason = "pdfinfo is missing (Debian: apt-get install poppler-utils)"
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"{reason}; CI=true, so the PDF checks fail instead of skip")
+        pytest.skip(reason)
+    assert PDF.is_file(), "no PDF: run `make pdf` first"
+    first = subprocess.run(
+        ["pdftotext", "-enc", "UTF-8", "-f", "1", "-l", "1", str(PDF), "-"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    ).stdout
+    squeezed = re.sub(r"\s+", "", first)
+    version = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))["project"]
+    assert f"Version{version['version']}." in squeezed, first
+    url = yaml.safe_load((ROOT / "_config.yml").read_text("utf-8"))["repository"]["url"]
+    assert url in squeezed, first
+    info = subprocess.run(
+        ["pdfinfo", str(PDF)], capture_output=True, text=True, check=True, timeout=60
+    ).stdout
+    assert re.search(r"Page size:.*\(A4\)", info), info
+
+
 # The fonts the PDF may embed, and the words of LICENSE that name each (issue
 # 31, F16); a font the build starts to embed fails until LICENSE names it.
 FONTS = {
@@ -50,6 +78,7 @@ FONTS = {
     r"MSAM10|MSBM10": "The AMS symbol fonts",
     r"Noto(Serif|Sans)CJK[\w-]*": "Noto Serif CJK and Noto Sans CJK",
     r"WenQuanYi[\w-]*": "WenQuanYi Micro Hei",
+    r"DejaVu[\w-]*": "DejaVu Sans, matplotlib's font",  # the vector figures
 }
 
 

@@ -212,8 +212,18 @@ def test_no_text_runs_into_the_margin_or_off_the_page() -> None:
 
 
 # --- the content ---------------------------------------------------------------
+FIGURES = ("image/png", "application/pdf")  # a picture, or its vector copy
+
+
+def included(extension: str) -> int:
+    """How many figure files of this kind the LaTeX source includes."""
+    tex = (LATEX / f"{NAME}.tex").read_text(encoding="utf-8")
+    pattern = r"\\sphinxincludegraphics(\[[^]]*\])?\{\{\w+\}\." + extension + r"\}"
+    return len(re.findall(pattern, tex))
+
+
 def test_every_figure_of_the_notebooks_is_in_the_pdf() -> None:
-    figures = 0
+    figures = vector = 0
     for nb in NOTEBOOKS:
         for cell in json.loads(nb.read_text(encoding="utf-8"))["cells"]:
             tags = cell.get("metadata", {}).get("tags", [])
@@ -221,12 +231,31 @@ def test_every_figure_of_the_notebooks_is_in_the_pdf() -> None:
                 tags
             ):
                 continue
-            figures += sum("image/png" in o.get("data", {}) for o in cell["outputs"])
+            for out in cell["outputs"]:
+                figures += any(f in out.get("data", {}) for f in FIGURES)
+                vector += "application/pdf" in out.get("data", {})
     images = run("pdfimages", "-list", str(PDF)).splitlines()[2:]
     # An image with transparency is listed twice: as "image" and its "smask".
     drawn = [row for row in images if row.split()[2] == "image"]
     assert figures > 20
-    assert len(drawn) >= figures, f"{len(drawn)} images in the PDF, {figures} figures"
+    # a figure with a vector copy is drawn from it (issue 31, F14): no picture
+    assert included("pdf") == vector, "a figure's vector copy left out"
+    assert included("png") + vector >= figures
+    assert len(drawn) + vector >= figures, f"{len(drawn)} images, {figures} figures"
+
+
+BOX_TITLE = re.compile(r"(Solution to )?Exercise \d+\.\d+ \(★+ .*\)")
+
+
+def test_no_box_title_is_left_at_the_foot_of_a_page() -> None:
+    """An exercise's or a solution's box starts where its body fits below its
+    title (issue 31, F14: "Solution to Exercise 10.1" ended a page)."""
+    stranded = []
+    for number, text in enumerate(pages(), start=1):
+        lines = [line.strip() for line in body(text).splitlines() if line.strip()]
+        if lines and BOX_TITLE.fullmatch(lines[-1]):
+            stranded.append(f"p. {number}: {lines[-1]}")
+    assert stranded == []
 
 
 WORDS = "ONE TWO THREE FOUR FIVE SIX SEVEN EIGHT NINE TEN ELEVEN TWELVE".split()
@@ -294,8 +323,9 @@ def test_a_page_of_each_kind_shows_what_it_should(kind: str) -> None:
         assert CJK.search(text)
     elif kind == "formula":
         assert MATH_ALPHANUMERIC.search(text), "no maths italic letter on the page"
-    elif kind == "figure":
-        assert images_on(page) > 0, f"page {page} has a caption but no image"
+    elif kind == "figure":  # a picture, or a vector figure with matplotlib's font
+        fonts = run("pdffonts", "-f", str(page), "-l", str(page), str(PDF))
+        assert images_on(page) > 0 or "DejaVu" in fonts, f"page {page}: no figure"
     elif kind in ("exercise", "solution"):
         number = re.search(pattern, text).group(0).split()[-1]
         assert f"Exercise {number}" in text

@@ -1,0 +1,57 @@
+"""The PDF edition's title page names its version and where the course lives.
+
+A PDF travels without the site: its reader needs to know which release it is
+and where to find the course (CC BY-SA's attribution asks for a link to it
+too). For the LaTeX builder this extension defines three macros, which
+``book/_latex/booklicence.sty`` prints on the title page above the licence:
+``\\bookversion`` (the version in pyproject.toml), ``\\booksite`` (the book
+online) and ``\\bookrepository`` (its source, issues and releases). The two
+addresses come from ``tools/repository.py``, which makes every copy of
+``repository.url`` in ``_config.yml`` (and ``html.baseurl``, where set).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from sphinx.application import Sphinx
+from sphinx.config import Config
+
+
+def _repository(root: Path) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(
+        "_book_repository", root / "tools" / "repository.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _url(address: str) -> str:
+    """``\\url`` of ``address``, whatever characters it holds (``_``, ``~``)."""
+    return rf"\expandafter\url\expandafter{{\detokenize{{{address}}}}}"
+
+
+def preamble(root: Path) -> str:
+    """The macros for the book whose repository root is ``root``."""
+    repository = _repository(root)
+    url = repository.url()
+    return (
+        "\n% book/_ext/pdf_titlepage.py: the version and the addresses\n"
+        rf"\newcommand{{\bookversion}}{{{repository.version()}}}" + "\n"
+        rf"\newcommand{{\booksite}}{{{_url(repository.site(url))}}}" + "\n"
+        rf"\newcommand{{\bookrepository}}{{{_url(url)}}}" + "\n"
+    )
+
+
+def add_preamble(app: Sphinx, config: Config) -> None:
+    elements = config.latex_elements
+    elements["preamble"] = elements.get("preamble", "") + preamble(Path(app.srcdir))
+
+
+def setup(app: Sphinx) -> dict[str, Any]:
+    app.connect("config-inited", add_preamble)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}
