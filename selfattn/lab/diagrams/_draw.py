@@ -280,19 +280,3 @@ def legend(where: Figure | Axes, entries: list, ncol: int | None = None, **kw):
     handles = [e if isinstance(e, Artist) else swatch(*e) for e in entries]
     style = dict(loc="lower center", frameon=False, fontsize=SMALL)
     where.legend(handles=handles, ncol=ncol or len(handles), **(style | kw))
-
-
-# the old names, until every figure module reads ``d.<name>``
-_canvas, _segments, _matrix, _arrow, _text = canvas, segments, matrix, arrow, text
-_box, _link, _width, _bar, _LABELS_IN, _YELLOW = (
-    box,
-    link,
-    width,
-    bar,
-    LABELS_IN,
-    YELLOW,
-)
-
-
-def _legend(fig, entries, ncol=None):
-    legend(fig, entries, ncol)
