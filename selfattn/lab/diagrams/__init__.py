@@ -11,38 +11,18 @@ the tiles of :func:`online_softmax_tiling` are the blocks that
 the library and the pictures change with it.
 
 Colours are those of :mod:`selfattn.lab.plotting` (the Okabe-Ito ``PALETTE``,
-safe under colour-vision deficiency), and every colour code has a legend.
-The text is large enough to read with the figure shrunk to a 700-pixel page.
-The figures hold no Chinese; a chapter that adds a Chinese title calls
-:func:`selfattn.lab.plotting.cjk_fallback` on the figure afterwards.
-The only numbers not computed here are the memory sizes and bandwidths of
-:func:`memory_hierarchy`, quoted from Dao et al. (2022) in
+safe under colour-vision deficiency), one per role (queries blue, keys
+vermillion, values green, scores and weights orange, output purple), and every
+colour code has a legend. The text is large enough to read with the figure
+shrunk to a 700-pixel page. The figures hold no Chinese; a chapter that adds a
+Chinese title calls :func:`selfattn.lab.plotting.cjk_fallback` on the figure
+afterwards. The only numbers not computed here are the memory sizes and
+bandwidths of :func:`memory_hierarchy`, quoted from Dao et al. (2022) in
 ``MEMORY_HIERARCHY``.
 
-Modules, in teaching order: :mod:`~selfattn.lab.diagrams.addressing` (the
-encoder–decoder with a context per step),
-:mod:`~selfattn.lab.diagrams.kv_memory` (attention as a soft key–value
-lookup), :mod:`~selfattn.lab.diagrams.pipeline` (the single-head pipeline),
-:mod:`~selfattn.lab.diagrams.first_output` (the first output :math:`b^1`,
-computed in full),
-:mod:`~selfattn.lab.diagrams.products` (the score matrix as a product),
-:mod:`~selfattn.lab.diagrams.heads` (multi-head),
-:mod:`~selfattn.lab.diagrams.rotation` (a fixed offset of the sinusoidal
-encoding is a rotation),
-:mod:`~selfattn.lab.diagrams.paths` (what convolution, recurrence and
-self-attention connect), :mod:`~selfattn.lab.diagrams.receptive` (receptive
-fields of stacked layers), :mod:`~selfattn.lab.diagrams.taggers` (what a
-window tagger and a self-attention tagger read),
-:mod:`~selfattn.lab.diagrams.tiling` (the truncated band, the tiles of the
-online softmax), :mod:`~selfattn.lab.diagrams.vit` (the Vision Transformer's
-pipeline and a trained ViT's attention over the patches),
-:mod:`~selfattn.lab.diagrams.favourites` (static against dynamic attention:
-each query's favourite key), :mod:`~selfattn.lab.diagrams.lsh` (Reformer's
-buckets; the hashing itself is :func:`selfattn.efficient.angular_lsh`),
-:mod:`~selfattn.lab.diagrams.memory` (the GPU memory hierarchy),
-:mod:`~selfattn.lab.diagrams.decoder_only` (one causal mask for a whole
-encoder–decoder, and the prefix-LM mask); their shared
-drawing primitives are private (``_draw``). Every figure is re-exported here:
+One module per figure (or pair of figures), in teaching order, as listed
+below; each is drawn from the shared private primitives of ``_draw`` (a matrix,
+a labelled arrow, a legend by role), and every figure is re-exported here:
 ``selfattn.lab.diagrams.qkv_pipeline``.
 """
 

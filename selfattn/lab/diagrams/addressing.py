@@ -1,17 +1,9 @@
-r"""The encoder–decoder with and without attention, drawn from the library's weights.
+r"""The encoder–decoder with and without attention (Bahdanau et al., 2015).
 
-* :func:`~selfattn.lab.diagrams.encoder_decoder`: an encoder–decoder without
-  attention (one fixed code :math:`C` for every output step) beside one with
-  attention (a context
-  :math:`C_i = \sum_j \alpha'_{i,j} h_j` per step, Bahdanau et al., 2015). The
-  line widths are the weights :math:`\alpha'_{i,j}`, computed by
-  :func:`selfattn.attention.scaled_dot_product_attention` (or passed in, e.g.
-  from a trained model).
-* :func:`selfattn.lab.diagrams.key_value_memory`, the key–value
-  memory, is drawn with the same boxes and arrows.
-
-Every weight arrow carries a ``gid`` (``"weight i j"`` and ``"weight j"``) so
-that a test can read the drawn width back.
+The line widths are the weights :math:`\alpha'_{i,j}` of
+:func:`selfattn.attention.scaled_dot_product_attention` (or passed in, e.g. from
+a trained model); every weight line carries a ``gid`` (``"weight i j"``) so that
+a test can read the drawn width back.
 """
 
 from __future__ import annotations

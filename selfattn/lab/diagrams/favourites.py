@@ -1,13 +1,8 @@
 """Each query's favourite key, side by side for several attention functions.
 
-:func:`~selfattn.lab.diagrams.favourite_keys` draws one heatmap of weights
-per attention function (queries down, keys across), rings the key each query
-likes best and marks the key it should pick. Static attention (Brody et al.,
-2022) shows as one column of rings, every query's favourite the same key;
-dynamic attention as rings that move from query to query. What the figure
-says is computed from the weights it is given: the rings are each row's
-``argmax``, and every panel's title counts the distinct favourites and the
-queries whose favourite is the marked key.
+Static attention (Brody et al., 2022) shows as one column of rings, every
+query's favourite the same key; dynamic attention as rings that move from query
+to query. The rings are each row's ``argmax`` of the weights given.
 """
 
 from __future__ import annotations

@@ -1,16 +1,8 @@
 r"""The first output of a self-attention layer, :math:`b^1`, computed in full.
 
-:func:`~selfattn.lab.diagrams.first_output` draws, bottom to top, each input
-:math:`a^j`, its key :math:`k^j` and value :math:`v^j`, the query :math:`q^1`,
-the weights :math:`\alpha'_{1,j}` (circles) and the output
-:math:`b^1 = \sum_j \alpha'_{1,j} v^j`, with arrows into :math:`b^1` as wide as
-the weights. The weights and :math:`b^1` are what
-:func:`~selfattn.attention.scaled_dot_product_attention` returns for the first
-query (scale :math:`1/\sqrt{d_k}`); every weight circle carries a ``gid``
-(``"weight j"``) and every weight arrow a ``gid`` (``"arrow j"``) so that a
-test can read the drawn numbers back. Colours are those of the pipeline
-figures (Okabe-Ito): query blue, keys vermillion, values green, weights
-orange, output reddish purple. Taught in ``notebooks/self-attention-qkv``.
+Every weight circle carries a ``gid`` (``"weight j"``) and every weight arrow a
+``gid`` (``"arrow j"``) so that a test can read the drawn numbers back. Taught
+in ``notebooks/self-attention-qkv``.
 """
 
 from __future__ import annotations

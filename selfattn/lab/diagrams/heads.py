@@ -1,10 +1,5 @@
-"""Multi-head attention as a picture, with the shapes of a real forward pass.
-
-:func:`~selfattn.lab.diagrams.multi_head_flow` draws the projection, the
-split into heads, attention per head, the concatenation and ``W^O``; every
-shape is read off a run of :class:`selfattn.modules.MultiHeadAttention` on a
-dummy input.
-"""
+"""Multi-head attention as a picture, with the shapes of a real forward pass of
+:class:`selfattn.modules.MultiHeadAttention`."""
 
 from __future__ import annotations
 

@@ -1,11 +1,8 @@
 r"""Soft addressing of a key–value memory, drawn with the library's numbers.
 
-:func:`~selfattn.lab.diagrams.key_value_memory` draws the query, every key, its score
-:math:`\alpha_j = s(q, k_j)`, its weight :math:`\alpha'_j` and value, and the
-output :math:`\sum_j \alpha'_j v_j`. Every printed number and every width is
-what :func:`~selfattn.attention.scaled_dot_product_attention` returns for the
-tensors given; every weight arrow carries a ``gid`` (``"weight j"``) so that a
-test can read the drawn width back.
+Every printed number and every width is what
+:func:`~selfattn.attention.scaled_dot_product_attention` returns; every weight
+arrow carries a ``gid`` (``"weight j"``) so that a test can read it back.
 """
 
 from __future__ import annotations

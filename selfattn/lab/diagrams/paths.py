@@ -1,12 +1,6 @@
-"""Convolution, recurrence and self-attention: a figure of their connectivity.
-
-:func:`~selfattn.lab.diagrams.connectivity` draws which inputs one layer connects to
-each output,
-with the maximum path length and the number of sequential operations that
-:func:`selfattn.paths.path_lengths` and
-:func:`selfattn.paths.sequential_depth` compute (Vaswani et al., 2017,
-sec. 4).
-"""
+"""Convolution, recurrence and self-attention: a figure of their connectivity,
+with the path lengths and sequential operations of :mod:`selfattn.paths`
+(Vaswani et al., 2017, sec. 4)."""
 
 from __future__ import annotations
 

@@ -1,11 +1,6 @@
-"""The single-head pipeline, with the shapes of a real forward pass.
-
-:func:`~selfattn.lab.diagrams.qkv_pipeline` draws input → Q, K, V → scores →
-weights → output in the row convention of the library or the column
-convention of the lecture (multi-head attention is
-:mod:`selfattn.lab.diagrams.heads`). Every shape is read off a run of
-:mod:`selfattn` on a dummy input.
-"""
+"""The single-head pipeline with the shapes of a real forward pass of
+:mod:`selfattn`, in the library's row convention or the lecture's columns
+(multi-head attention is :mod:`selfattn.lab.diagrams.heads`)."""
 
 from __future__ import annotations
 

@@ -1,15 +1,9 @@
 r"""Which row meets which column: the score product :math:`A = K^\top Q / \sqrt{d_k}`.
 
-:func:`~selfattn.lab.diagrams.score_product` draws the product of the
-lecture's column convention in the layout of a hand calculation (Falk's
-scheme): :math:`Q` above, :math:`K^\top` to the left, their product
-:math:`A` where the rows of one meet the columns of the other. Row
-:math:`j` of :math:`K^\top` (the key :math:`k^j`) and column :math:`i` of
-:math:`Q` (the query :math:`q^i`) are coloured, and so is the one entry they
-make, :math:`A_{j,i} = k^j \cdot q^i / \sqrt{d_k}`, written out as a sum
-below. Every number is computed: :math:`Q = W^q I`, :math:`K = W^k I`, and
-:math:`A` from :func:`selfattn.reference.self_attention_columns`, checked
-against the dot product it draws.
+Drawn as a hand calculation (Falk's scheme): :math:`Q` above, :math:`K^\top`
+to the left, :math:`A` where they meet. Every number is computed, :math:`A` by
+:func:`selfattn.reference.self_attention_columns`, checked against the dot
+product drawn.
 """
 
 from __future__ import annotations

@@ -1,15 +1,8 @@
-r"""Stacked 1-D convolutions: what one output sees, contiguous against dilated.
+"""Stacked 1-D convolutions: what one output sees, contiguous against dilated.
 
-:func:`~selfattn.lab.diagrams.receptive_fields` draws a stack of convolutions twice,
-once with
-contiguous kernels (dilation 1 in every layer) and once with dilated ones
-(dilation :math:`1, k, k^2, \dots`, as in WaveNet), and highlights every
-node and edge that carries a signal into one output: its receptive field,
-:math:`1 + L(k - 1)` inputs wide for :math:`L` contiguous layers and
-:math:`k^L` for dilated ones (Vaswani et al., 2017, sec. 4 and Table 1).
-Which node reads which is not typed: each layer is a ``torch.nn.Conv1d``
-with all weights 1, applied to the rows of an identity matrix, so the
-drawing shows what PyTorch's convolution connects (``conv_reads``).
+Which node reads which is not typed: each layer is a ``torch.nn.Conv1d`` with
+all weights 1, applied to the rows of an identity matrix, so the drawing shows
+what PyTorch's convolution connects (``conv_reads``).
 """
 
 from __future__ import annotations

@@ -1,14 +1,9 @@
 r"""A fixed offset is a rotation: the sinusoidal encoding's pairs on the circle.
 
-:func:`~selfattn.lab.diagrams.offset_circles` draws, for a few frequency pairs
-:math:`f`, the points :math:`(P_{i,2f}, P_{i,2f+1}) = (\sin\omega_f i,
-\cos\omega_f i)` of consecutive positions :math:`i` on the unit circle, and
-arrows that move some of them :math:`\delta` positions on. Each arrow is the
-block :math:`M_f(\delta)` of :func:`selfattn.positional.offset_rotation`
-applied to the point, and lands on the table's point :math:`i + \delta`
-(checked): the same turn by :math:`\delta\omega_f` wherever it starts.
-Rotary position embedding (RoPE) turns each pair of a query or key by the
-same angles.
+Each arrow is the block :math:`M_f(\delta)` of
+:func:`selfattn.positional.offset_rotation` applied to a point; it lands on the
+table's point :math:`i + \delta` (checked). Rotary position embedding (RoPE)
+turns each pair of a query or key by the same angles.
 """
 
 from __future__ import annotations

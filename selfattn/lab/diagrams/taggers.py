@@ -1,20 +1,7 @@
-"""What a tagger sees: the inputs that one output of each kind of tagger reads.
-
-:func:`~selfattn.lab.diagrams.tagger_reads` computes, from the library's masks, which
-input
-positions of a padded sentence the output at each position can depend on,
-for the three taggers of :doc:`/notebooks/sequence-labelling`:
-
-* a per-token classifier reads its own word only,
-  :func:`selfattn.masks.window_mask` of radius 0;
-* a window tagger of radius ``r`` reads the ``2r + 1`` positions around it,
-  ``window_mask(T, r)`` (a position past the end of the sentence holds the
-  padding word, which it reads like any other);
-* a self-attention tagger reads every real word of the sentence and none of
-  the padding, :func:`selfattn.masks.length_mask`.
-
-:func:`~selfattn.lab.diagrams.tagger_views` draws the three for one word of one
-sentence.
+"""What a tagger sees: the inputs that one output of each of the three taggers
+of :doc:`/notebooks/sequence-labelling` reads, computed from the library's masks
+(a position past the end of the sentence holds the padding word, which a window
+tagger reads like any other).
 """
 
 from __future__ import annotations

@@ -1,15 +1,9 @@
 """The Vision Transformer as a picture, and where a trained one looks.
 
-:func:`~selfattn.lab.diagrams.vit_pipeline` draws image → patches → tokens
-(class token in front, positions added) → encoder blocks → summary → logits,
-each a grid of the shape that a forward pass of the given
-:class:`selfattn.vision.ViT` on the given image produces.
-:func:`~selfattn.lab.diagrams.patch_attention` draws the attention of one
-query patch over the grid of patches, for several images and every head of a
-block, each panel titled with the number of patches it effectively attends
-to (:func:`~selfattn.lab.diagrams.effective_keys`): the receptive field that
-self-attention chooses,
-image by image.
+The pipeline's shapes are those of a forward pass of the given
+:class:`selfattn.vision.ViT`; each attention panel is titled with the number of
+patches it effectively attends to: the receptive field that self-attention
+chooses, image by image.
 """
 
 from __future__ import annotations
