@@ -1,16 +1,8 @@
 """The drawing primitives shared by :mod:`selfattn.lab.diagrams` (private).
 
 A figure module imports this one as ``d`` and reads as a short description:
-``d.matrix(...)``, ``d.arrow(..., "softmax")``, ``d.legend(fig, [...])``.
-Here are the colours (the Okabe-Ito ``PALETTE`` of
-:mod:`selfattn.lab.plotting`), one role→colour map (``ROLE``: queries blue,
-keys vermillion, values green, scores and weights orange, output purple,
-input grey), the font sizes, and the pieces: a white frameless canvas or
-panel, a matrix drawn as a grid of cells with its symbol and shape, one of
-its rows marked and labelled, a mask drawn as coloured cells, a labelled
-arrow, a labelled box, a link whose width can carry a weight, a bar with its
-number, centred text, light fills, fast line segments, and a legend whose
-entries are given by role.
+``d.matrix(...)``, ``d.arrow(..., "softmax")``, ``d.legend(fig, [...])``. Every
+colour argument also takes a role of ``ROLE``, the one role→colour map.
 """
 
 from __future__ import annotations
@@ -32,17 +24,9 @@ FONT = 13  # labels; at 10 inches wide a 700-pixel page shows them at ~9 pt
 SMALL = 11  # shapes and notes
 LABELS_IN = 1.0  # inches between two stacked matrices: symbol above, shape below
 MAX_WIDTH = 7.0  # points: the line width of a link that carries a weight of 1
-# One colour per role, in every figure; every primitive that takes a colour
-# takes a role too.
-ROLE = {
-    "input": GREY,
-    "query": BLUE,
-    "key": VERMILLION,
-    "value": GREEN,
-    "score": ORANGE,
-    "weight": ORANGE,
-    "output": PURPLE,
-}
+# one colour per role, in every figure
+ROLE = dict(input=GREY, query=BLUE, key=VERMILLION, value=GREEN)
+ROLE |= dict(score=ORANGE, weight=ORANGE, output=PURPLE)
 
 
 def hue(c: str) -> str:
@@ -58,14 +42,7 @@ def fill(c: str, alpha: float = 0.3) -> tuple[float, float, float, float]:
 _fill = fill  # the name decoder_only.py imports
 
 
-def canvas(
-    width: float,
-    xlim: tuple[float, float],
-    ylim: tuple[float, float],
-    *,
-    top: float = 0.5,
-    bottom: float = 0.5,
-) -> tuple[Figure, Axes]:
+def canvas(width: float, xlim, ylim, *, top=0.5, bottom=0.5) -> tuple[Figure, Axes]:
     """A white figure ``width`` inches wide with one frameless axes filling it.
 
     The axes shows ``xlim`` x ``ylim`` in data units at equal aspect; ``top``
@@ -109,18 +86,8 @@ def text(ax: Axes, x: float, y: float, s: str, size: int = SMALL, **kw) -> None:
     ax.text(x, y, s, **({"ha": "center", "va": "center", "size": size} | kw))
 
 
-def matrix(
-    ax: Axes,
-    center: tuple[float, float],
-    shape: tuple[int, int],
-    cell: float,
-    color: str,
-    *,
-    symbol: str = "",
-    dims: str = "",
-    note: str = "",
-    col_colors: list[str] | None = None,
-) -> tuple[float, float, float, float]:
+def matrix(ax: Axes, center, shape, cell, color, *, symbol="", dims="", note="",
+           col_colors=None) -> tuple[float, float, float, float]:  # fmt: skip
     """Draw a ``rows x cols`` matrix of colour or role ``color`` as a grid of
     cells centred at ``center``.
 
@@ -147,23 +114,19 @@ def matrix(
     ax.add_artist(Rectangle((x0, y0), w, h, fc="none", ec=c, lw=1.6))
     pad = dict(boxstyle="square,pad=0.05", fc="white", ec="none")  # over arrows
     if symbol:
-        text(
-            ax, center[0], y0 + h + 0.12, symbol, FONT, va="bottom", bbox=pad, zorder=4
-        )
+        top = dict(va="bottom", bbox=pad, zorder=4)
+        text(ax, center[0], y0 + h + 0.12, symbol, FONT, **top)
     if dims:
         s = f"{tex(dims)}\n({rows} × {cols})" + (f"\n{note}" if note else "")
         text(ax, center[0], y0 - 0.12, s, va="top", bbox=pad, zorder=4)
     return x0, y0, x0 + w, y0 + h
 
 
-def row(ax: Axes, box, y: float, h: float, label: str = "", **style) -> None:
+def row(ax: Axes, box, y: float, h: float, **style) -> None:
     """Mark one row of a drawn matrix ``box`` (``(left, bottom, right, top)``):
     a rectangle from ``y`` to ``y + h`` across it (``fc``, ``ec`` and the rest
-    as keywords), and ``label`` left of it, as a tick label."""
-    x0, _, x1, _ = box
-    ax.add_artist(Rectangle((x0, y), x1 - x0, h, **style))
-    if label:
-        text(ax, x0 - 0.12, y + h / 2, label, ha="right")
+    as keywords)."""
+    ax.add_artist(Rectangle((box[0], y), box[2] - box[0], h, **style))
 
 
 def cells(ax: Axes, codes, colors: list, *, grid: str | None = GREY, lw=0.6) -> None:
@@ -180,19 +143,8 @@ def cells(ax: Axes, codes, colors: list, *, grid: str | None = GREY, lw=0.6) -> 
         ax.tick_params(which="minor", length=0)
 
 
-def arrow(
-    ax: Axes,
-    start: tuple[float, float],
-    end: tuple[float, float],
-    label: str = "",
-    *,
-    color: str = BLACK,
-    where: float = 0.5,
-    rad: float = 0.0,
-    size: int = SMALL,
-    above: bool = False,
-    **style,
-) -> None:
+def arrow(ax: Axes, start, end, label="", *, color=BLACK, where=0.5, rad=0.0,
+          size=SMALL, above=False, **style) -> None:  # fmt: skip
     """An arrow of colour or role ``color`` from ``start`` to ``end`` (bent by
     ``rad``; ``lw`` and the rest of ``style`` override the defaults), ``label``
     on a white patch at ``where`` (or just above the arrow, ``above=True``)."""
@@ -228,17 +180,7 @@ def box(
     text(ax, x, y, s, size, zorder=4)
 
 
-def link(
-    ax: Axes,
-    start: tuple[float, float],
-    end: tuple[float, float],
-    *,
-    color: str = BLACK,
-    lw: float = 1.2,
-    ls: str = "-",
-    head: bool = True,
-    gid: str | None = None,
-) -> None:
+def link(ax: Axes, start, end, *, color=BLACK, lw=1.2, ls="-", head=True, gid=None):
     """A thin arrow (``head=False``: a line) of colour or role ``color`` from box
     to box; a link that carries a weight gets ``lw=width(weight)`` and a ``gid`` a
     test can read back."""
