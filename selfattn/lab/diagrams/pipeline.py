@@ -69,14 +69,8 @@ TEXT = {  # what each convention calls the seven matrices X Q K V S W O
         title="Self-attention, column convention (the lecture)",
     ),
 }
-LEGEND = [
-    ("input", "input"),
-    ("queries", "query"),
-    ("keys", "key"),
-    ("values", "value"),
-    ("scores, weights", "score"),
-    ("output", "output"),
-]
+LEGEND = [("input", "input"), ("queries", "query"), ("keys", "key")]
+LEGEND += [("values", "value"), ("scores, weights", "score"), ("output", "output")]
 COLOR = dict(
     X="input", Q="query", K="key", V="value", S="score", W="weight", O="output"
 )

@@ -69,8 +69,6 @@ def truncated_band(*, T: int = 12, radius: int = 2, causal: bool = False) -> Fig
     return fig
 
 
-# --- the online softmax in tiles ------------------------------------------------
-
 _RULE = (  # the update rule, written beside the grid
     "For each query i of a row block:",
     r"start: $m_i = -\infty,\ \ell_i = 0,\ a_i = 0$",

@@ -22,8 +22,6 @@ from selfattn.lab.diagrams import _draw as d
 from selfattn.lab.plotting import CMAP
 from selfattn.vision import patchify
 
-# --- the pipeline ----------------------------------------------------------
-
 
 def vit_shapes(vit: torch.nn.Module, image: Tensor) -> dict[str, tuple[int, ...]]:
     """The shape of every stage of ``vit`` on one image ``(C, H_img, W_img)``.
@@ -130,9 +128,6 @@ def vit_pipeline(vit: torch.nn.Module, image: Tensor) -> Figure:
     ]
     d.legend(fig, key, ncol=3)
     return fig
-
-
-# --- where a trained ViT looks ----------------------------------------------------
 
 
 def effective_keys(weights: Tensor) -> Tensor:
