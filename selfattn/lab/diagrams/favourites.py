@@ -15,7 +15,7 @@ import numpy as np
 from matplotlib import patheffects
 from matplotlib.figure import Figure
 
-from selfattn.lab.diagrams import _draw as d
+import selfattn.lab.diagrams._draw as d
 from selfattn.lab.plotting import CMAP
 
 # the ring of each row's favourite: white with a black halo, visible on any

@@ -15,8 +15,8 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Circle, FancyBboxPatch
 from torch import Tensor
 
+import selfattn.lab.diagrams._draw as d
 from selfattn.attention import scaled_dot_product_attention
-from selfattn.lab.diagrams import _draw as d
 
 __all__ = ["first_output"]
 

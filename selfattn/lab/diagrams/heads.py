@@ -7,8 +7,8 @@ import matplotlib.pyplot as plt
 import torch
 from matplotlib.figure import Figure
 
+import selfattn.lab.diagrams._draw as d
 from selfattn._checks import check_int
-from selfattn.lab.diagrams import _draw as d
 from selfattn.modules import MultiHeadAttention
 
 

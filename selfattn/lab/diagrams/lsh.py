@@ -14,9 +14,9 @@ import numpy as np
 import torch
 from matplotlib.figure import Figure
 
+import selfattn.lab.diagrams._draw as d
 from selfattn._checks import check_int
 from selfattn.efficient.lsh import _check_buckets, _rotation, angular_lsh
-from selfattn.lab.diagrams import _draw as d
 from selfattn.lab.plotting import MARKERS
 
 _FIXED_SEED = 0  # the default generator of lsh_buckets

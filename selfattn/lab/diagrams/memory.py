@@ -12,7 +12,7 @@ from typing import NamedTuple
 from matplotlib.figure import Figure
 from matplotlib.patches import Polygon
 
-from selfattn.lab.diagrams import _draw as d
+import selfattn.lab.diagrams._draw as d
 
 
 class MemoryLevel(NamedTuple):

@@ -7,7 +7,7 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
 
-from selfattn.lab.diagrams import _draw as d
+import selfattn.lab.diagrams._draw as d
 from selfattn.paths import LAYERS, layer_reads, path_lengths, sequential_depth
 
 _ORDERS = {  # (path length, sequential operations) in Vaswani et al. (2017)

@@ -10,10 +10,10 @@ import numpy as np
 import torch
 from matplotlib.figure import Figure
 
+import selfattn.lab.diagrams._draw as d
 from selfattn import reference  # read at each call: a test stands in a wider one
 from selfattn._checks import check_int
 from selfattn.attention import scaled_dot_product_attention
-from selfattn.lab.diagrams import _draw as d
 from selfattn.modules import SelfAttention
 
 

@@ -14,8 +14,8 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
+import selfattn.lab.diagrams._draw as d
 from selfattn._checks import check_int
-from selfattn.lab.diagrams import _draw as d
 from selfattn.reference import self_attention_columns
 
 _MAX_SIDE = 10  # cells per side that still show their numbers

@@ -12,8 +12,8 @@ import torch
 from matplotlib.figure import Figure
 from torch import nn
 
+import selfattn.lab.diagrams._draw as d
 from selfattn._checks import check_int
-from selfattn.lab.diagrams import _draw as d
 
 _EDGES = {  # is the edge on a path into the output: its style
     True: dict(color=d.VERMILLION, lw=1.8, zorder=2),

@@ -16,8 +16,8 @@ import torch
 from matplotlib.figure import Figure
 from matplotlib.patches import Arc
 
+import selfattn.lab.diagrams._draw as d
 from selfattn._checks import check_int
-from selfattn.lab.diagrams import _draw as d
 from selfattn.positional import frequencies, offset_rotation, sinusoidal_encoding
 
 

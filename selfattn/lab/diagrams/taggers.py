@@ -13,8 +13,8 @@ import numpy as np
 from matplotlib.figure import Figure
 from torch import Tensor
 
+import selfattn.lab.diagrams._draw as d
 from selfattn._checks import check_int
-from selfattn.lab.diagrams import _draw as d
 from selfattn.masks import length_mask, window_mask
 
 __all__ = ["tagger_reads", "tagger_views"]

@@ -12,9 +12,9 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.figure import Figure
 
+import selfattn.lab.diagrams._draw as d
 from selfattn._checks import check_int
 from selfattn.efficient import tiles
-from selfattn.lab.diagrams import _draw as d
 from selfattn.masks import window_mask
 
 

@@ -17,8 +17,8 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 from torch import Tensor
 
+import selfattn.lab.diagrams._draw as d
 from selfattn._checks import check_int
-from selfattn.lab.diagrams import _draw as d
 from selfattn.lab.plotting import CMAP
 from selfattn.vision import patchify
 
