@@ -19,11 +19,23 @@ from selfattn.lab.diagrams._draw import BLACK, FONT, GREY, ORANGE, SKY, SMALL, _
 from selfattn.lab.plotting import PALETTE
 from selfattn.masks import causal_mask
 
-# (rows, columns, colour, label) of the outlined blocks, in prompt units
+# (rows, columns, colour, label) of the outlined blocks: the source digits
+# x_1 .. x_L, and the decoder's queries <sep> y_1 .. y_L (<sep> writes y_1, as
+# the decoder's <bos> does)
 _BLOCKS = (
-    ("prompt", "prompt", PALETTE[0], "source × source: the encoder's self-attention"),
-    ("target", "prompt", PALETTE[1], "target × source: cross-attention"),
-    ("target", "target", PALETTE[2], "target × target: the decoder's self-attention"),
+    (
+        "source",
+        "source",
+        PALETTE[0],
+        "x × x: the encoder's self-attention (causal here)",
+    ),
+    ("decoder", "source", PALETTE[1], "<sep> y × x: cross-attention"),
+    (
+        "decoder",
+        "decoder",
+        PALETTE[2],
+        "<sep> y × <sep> y: the decoder's self-attention",
+    ),
 )
 
 
@@ -33,9 +45,13 @@ def decoder_only_masks(*, L: int = 4) -> Figure:
     The sequence is ``<bos> x_1 .. x_L <sep> y_1 .. y_L``: a prompt of
     ``P = L + 2`` tokens, then ``L`` target tokens, ``T = 2L + 2`` in all
     (rows are queries, columns keys; a filled cell may attend). Left:
-    :func:`selfattn.masks.causal_mask` ``(T)``, with its prompt × prompt,
-    target × prompt and target × target blocks outlined. Right: the prefix-LM
-    mask, the causal mask with the whole prompt × prompt block allowed.
+    :func:`selfattn.masks.causal_mask` ``(T)``, with the blocks that are the
+    encoder–decoder's three attention layers outlined: ``x × x`` (the
+    encoder's, causal here), the decoder's queries ``<sep> y`` against ``x``
+    (cross-attention, ``(L + 1) L`` scores) and against themselves
+    (``(L + 1)(L + 2) / 2``); the ``<bos>`` row and column lie outside them.
+    Right: the prefix-LM mask, the causal mask with the whole prompt × prompt
+    block allowed.
 
     Args:
         L: digits in the source and in the target (at least 1).
@@ -56,7 +72,7 @@ def decoder_only_masks(*, L: int = 4) -> Figure:
     prefix = causal | (in_prompt[:, None] & in_prompt[None, :])
     names = ["<bos>", *(f"x{i}" for i in range(1, L + 1)), "<sep>"]
     names += [f"y{i}" for i in range(1, L + 1)]
-    span = {"prompt": (0, P), "target": (P, T)}
+    span = {"source": (1, L + 1), "decoder": (L + 1, T)}
     fig, axes = plt.subplots(1, 2, figsize=(11.0, 6.4), facecolor="white")
     fig.subplots_adjust(left=0.08, right=0.98, top=0.9, bottom=0.3, wspace=0.25)
     cmap = ListedColormap(["white", _fill(SKY, 0.8), ORANGE])
