@@ -85,16 +85,20 @@ def body(text: str) -> str:
     """A page's text without its running head and foot.
 
     The head is the book's title; the foot is the page number and the section's
-    title, in either order. Without them a sentence that a page break splits
-    reads on as one sentence when the pages are joined.
+    title, in either order (a chapter's first page has no head, and the number
+    alone). Without them a sentence that a page break splits reads on as one
+    sentence when the pages are joined.
     """
     lines = [line for line in text.splitlines() if line.strip()]
-    if lines and lines[0].strip() == "Self-attention, executable":
+    headed = bool(lines) and lines[0].strip() == "Self-attention, executable"
+    if headed:
         lines = lines[1:]
-    if len(lines) >= 2 and any(
-        re.fullmatch(r"[0-9ivxlc]+", line.strip()) for line in lines[-2:]
+    # a chapter's first page has no head, and its foot is the page number alone
+    foot = 2 if headed else 1
+    if len(lines) >= foot and any(
+        re.fullmatch(r"[0-9ivxlc]+", line.strip()) for line in lines[-foot:]
     ):
-        lines = lines[:-2]
+        lines = lines[:-foot]
     return "\n".join(lines)
 
 
