@@ -243,7 +243,7 @@ def test_every_figure_of_the_notebooks_is_in_the_pdf() -> None:
     drawn = [row for row in images if row.split()[2] == "image"]
     assert figures > 20
     # a figure with a vector copy is drawn from it (issue 31, F14): no picture
-    assert included("pdf") == vector, "a figure's vector copy left out"
+    assert included("pdf") >= vector, "a figure's vector copy left out"
     assert included("png") + vector >= figures
     assert len(drawn) + vector >= figures, f"{len(drawn)} images, {figures} figures"
 
