@@ -33,6 +33,11 @@ KERNEL_ARGUMENTS = [
     "--InlineBackend.figure_formats=png",
     "--InlineBackend.figure_formats=pdf",
     "--InlineBackend.rc={'pdf.fonttype': 42}",
+    # fontTools logs "'created' timestamp seems very low" to stderr while it
+    # subsets a mathtext font for the PDF copy (the font's own date, whatever
+    # SOURCE_DATE_EPOCH says); a chapter's stderr fails the strict book build
+    "--IPKernelApp.exec_lines=import logging; "
+    "logging.getLogger('fontTools').setLevel(logging.ERROR)",
 ]
 
 

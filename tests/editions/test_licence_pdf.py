@@ -79,6 +79,7 @@ FONTS = {
     r"Noto(Serif|Sans)CJK[\w-]*": "Noto Serif CJK and Noto Sans CJK",
     r"WenQuanYi[\w-]*": "WenQuanYi Micro Hei",
     r"DejaVu[\w-]*": "DejaVu Sans, matplotlib's font",  # the vector figures
+    r"STIX[\w-]*": "The STIX fonts",  # matplotlib's large mathematical symbols
 }
 
 
