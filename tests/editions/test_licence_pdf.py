@@ -23,20 +23,30 @@ ROOT = Path(__file__).resolve().parents[2]
 PDF = ROOT / "_build" / "self-attention-executable.pdf"
 
 
-def test_the_title_page_states_both_licences() -> None:
-    if shutil.which("pdftotext") is None:
-        reason = "pdftotext is missing (Debian: apt-get install poppler-utils)"
+def need(tool: str) -> None:
+    """Skip without a poppler tool; under CI=true, fail instead."""
+    if shutil.which(tool) is None:
+        reason = f"{tool} is missing (Debian: apt-get install poppler-utils)"
         if os.environ.get("CI") == "true":
             pytest.fail(f"{reason}; CI=true, so the PDF checks fail instead of skip")
         pytest.skip(reason)
+
+
+def first_page_text() -> str:
+    """The PDF's first page as text."""
+    need("pdftotext")
     assert PDF.is_file(), "no PDF: run `make pdf` first"
-    first = subprocess.run(
+    return subprocess.run(
         ["pdftotext", "-enc", "UTF-8", "-f", "1", "-l", "1", str(PDF), "-"],
         capture_output=True,
         text=True,
         check=True,
         timeout=60,
     ).stdout
+
+
+def test_the_title_page_states_both_licences() -> None:
+    first = first_page_text()
     text = re.sub(r"\s+", " ", first)
     assert "Self-attention, executable" in text, "page 1 is not the title page"
     assert "CC BY-SA 4.0" in text and "MIT licence" in text, text
@@ -46,19 +56,8 @@ def test_the_title_page_states_both_licences() -> None:
 
 def test_the_title_page_gives_the_version_and_the_addresses_on_a4() -> None:
     """Issue 31, F14 (book/_ext/pdf_titlepage.py; A4 in _config.yml)."""
-    if shutil.which("pdfinfo") is None:
-        reason = "pdfinfo is missing (Debian: apt-get install poppler-utils)"
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"{reason}; CI=true, so the PDF checks fail instead of skip")
-        pytest.skip(reason)
-    assert PDF.is_file(), "no PDF: run `make pdf` first"
-    first = subprocess.run(
-        ["pdftotext", "-enc", "UTF-8", "-f", "1", "-l", "1", str(PDF), "-"],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=60,
-    ).stdout
+    need("pdfinfo")
+    first = first_page_text()
     squeezed = re.sub(r"\s+", "", first)
     version = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))["project"]
     assert f"Version{version['version']}." in squeezed, first
@@ -84,11 +83,7 @@ FONTS = {
 
 
 def test_license_names_every_font_the_pdf_embeds() -> None:
-    if shutil.which("pdffonts") is None:
-        reason = "pdffonts is missing (Debian: apt-get install poppler-utils)"
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"{reason}; CI=true, so the PDF checks fail instead of skip")
-        pytest.skip(reason)
+    need("pdffonts")
     assert PDF.is_file(), "no PDF: run `make pdf` first"
     rows = subprocess.run(
         ["pdffonts", str(PDF)], capture_output=True, text=True, check=True, timeout=60
