@@ -217,6 +217,13 @@ sweep: $(STAMP) ## [maintenance] every claim over 12 seeds + native kernels (NB=
 	$(BIN)/python tools/sweep.py --seeds $(SWEEP_SEEDS) --native $(SWEEP_NATIVE) \
 	    --jobs $(SWEEP_JOBS) $(if $(filter command line,$(origin NB)),$(NB))
 
+# Not part of `make test`: a learner's wait. Each chapter that states a claim
+# runs once, alone, with portable kernels on one thread (base seed 0); its CPU
+# seconds go to tests/seeds/<chapter>.json and the budget in tests/SEEDS.md is
+# judged on them. Run it on an idle machine (NB=... for some chapters).
+wait: $(STAMP) ## [maintenance] each chapter alone once, portable kernels: the budget in SEEDS.md
+	$(BIN)/python tools/sweep.py --wait $(if $(filter command line,$(origin NB)),$(NB))
+
 # Not part of `make test`: the chapters that measure time, run again and again
 # with portable kernels on one thread beside CPU-bound processes (hours; every
 # run must pass). STRESS_RUNS runs, STRESS_LOAD busy processes.
