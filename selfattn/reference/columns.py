@@ -30,7 +30,7 @@ class ColumnAttention(NamedTuple):
     """
 
     O: np.ndarray  # (d_v, T): outputs b^1..b^T as columns
-    A: np.ndarray  # (T_k, T_q): column j = scores of query j
+    A: np.ndarray  # (T_k, T_q): column i = scores of query i
     A_prime: np.ndarray  # (T_k, T_q): A normalised column by column
 
 
@@ -92,9 +92,9 @@ def self_attention_columns(
     s = 1.0 / math.sqrt(W_q.shape[0]) if scale is None else float(scale)
 
     Q, K, V = W_q @ I, W_k @ I, W_v @ I  # (d_k, T), (d_k, T), (d_v, T)
-    A = s * (K.T @ Q)  # (T_k, T_q): A[i, j] = s * k^i . q^j
+    A = s * (K.T @ Q)  # (T_k, T_q): A[j, i] = s * k^j . q^i
     A_prime = softmax(A, axis=0) if normalize == "softmax" else _relu_normalize(A, 0)
-    O = V @ A_prime  # (d_v, T): column j = sum_i A'[i, j] v^i = b^j
+    O = V @ A_prime  # (d_v, T): column i = sum_j A'[j, i] v^j = b^i
     return ColumnAttention(O, A, A_prime)
 
 
@@ -126,13 +126,13 @@ def columns_to_rows(
 def column_to_row_weights(A_prime: np.ndarray) -> np.ndarray:
     """The lecture's ``A'`` ``(T_k, T_q)`` as row-convention weights ``(T_q, T_k)``.
 
-    The same matrix transposed: column ``j`` of ``A'`` is row ``j`` of the
-    weights (the attention distribution of query ``j``). Works both ways.
+    The same matrix transposed: column ``i`` of ``A'`` is row ``i`` of the
+    weights (the attention distribution of query ``i``). Works both ways.
 
     Taught in :doc:`/notebooks/matrix-view`.
 
     Examples:
-        >>> A_cols = np.array([[0.9, 0.2], [0.1, 0.8]])  # column j: query j's weights
+        >>> A_cols = np.array([[0.9, 0.2], [0.1, 0.8]])  # column i: query i's weights
         >>> column_to_row_weights(A_cols)  # row i: query i's weights
         array([[0.9, 0.1],
                [0.2, 0.8]])
