@@ -17,14 +17,14 @@ def apply_rotary(
 ) -> Tensor:
     r"""Rotary position embedding (RoPE; Su et al., 2024) of queries or keys.
 
-    Each pair :math:`(x_{2j}, x_{2j+1})` of the vector at position :math:`m`
-    is rotated by the angle :math:`m\,\omega_j`:
+    Each pair :math:`(x_{2f}, x_{2f+1})` of the vector at position :math:`m`
+    is rotated by the angle :math:`m\,\omega_f`:
 
     .. math::
-        \begin{pmatrix} x'_{2j} \\ x'_{2j+1} \end{pmatrix}
-        = \begin{pmatrix} \cos m\omega_j & -\sin m\omega_j \\
-                          \sin m\omega_j & \cos m\omega_j \end{pmatrix}
-          \begin{pmatrix} x_{2j} \\ x_{2j+1} \end{pmatrix}
+        \begin{pmatrix} x'_{2f} \\ x'_{2f+1} \end{pmatrix}
+        = \begin{pmatrix} \cos m\omega_f & -\sin m\omega_f \\
+                          \sin m\omega_f & \cos m\omega_f \end{pmatrix}
+          \begin{pmatrix} x_{2f} \\ x_{2f+1} \end{pmatrix}
 
     so :math:`\langle R_m q, R_n k\rangle = q^\top R_{n-m} k` depends only on
     the offset. Apply to ``q`` and ``k`` (not ``v``) before the scores.
@@ -35,7 +35,7 @@ def apply_rotary(
         x: ``(..., T, d)`` with ``d`` even (e.g. ``(B, H, T, d_k)``).
         positions: ``(T,)`` (or broadcastable to ``(..., T)``) position of each
             row; default ``0 .. T-1``.
-        base: wavelength scale of :math:`\omega_j = \text{base}^{-2j/d}`.
+        base: wavelength scale of :math:`\omega_f = \text{base}^{-2f/d}`.
     Returns:
         A tensor of the shape and dtype of ``x``.
 
@@ -69,6 +69,6 @@ def apply_rotary(
     angles = angles.to(device=x.device, dtype=work)
     cos, sin = torch.cos(angles), torch.sin(angles)
     x1, x2 = x[..., 0::2].to(work), x[..., 1::2].to(work)  # (..., T, d/2) each
-    rotated = (x1 * cos - x2 * sin, x1 * sin + x2 * cos)  # new (x_2j, x_2j+1)
+    rotated = (x1 * cos - x2 * sin, x1 * sin + x2 * cos)  # new (x_2f, x_2f+1)
     out = torch.stack(rotated, dim=-1)  # (..., T, d/2, 2)
     return out.flatten(-2).to(x.dtype)  # (..., T, d), pairs interleaved back
