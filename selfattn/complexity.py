@@ -197,6 +197,7 @@ def table1(
         >>> table1(n=8, d=4)[0]["madds"]
         512
     """
+    _pos(k=k, r=r, **{s: v for s, v in (("n", n), ("d", d)) if v is not None})
     rows = [
         ("Self-attention", "O(n^2 d)", "O(1)", "O(1)", "self-attention"),
         ("Recurrent", "O(n d^2)", "O(n)", "O(n)", "recurrence"),

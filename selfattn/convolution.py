@@ -69,6 +69,7 @@ def relative_position_mask(
         >>> m.shape, int(m.sum())  # 9 query pixels, 6 have a right neighbour
         (torch.Size([9, 9]), 6)
     """
+    height, width = check_int("height", height), check_int("width", width)
     dy, dx = offset
     y, x = torch.meshgrid(
         torch.arange(height, device=device),

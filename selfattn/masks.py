@@ -6,11 +6,15 @@ shape ``(..., T_q, T_k)``: row ``i`` says which keys query ``i`` may attend.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import Protocol
+
 import numpy as np
 import torch
+from numpy.typing import ArrayLike
 from torch import Tensor
 
-from selfattn._checks import shape_str
+from selfattn._checks import check_int, shape_str
 
 __all__ = [
     "causal_mask",
@@ -21,13 +25,24 @@ __all__ = [
 ]
 
 
-def causal_mask(T_q: int, T_k: int | None = None, *, device=None) -> Tensor:
+class GraphLike(Protocol):
+    """A graph with ``nodes`` and ``edges`` (pairs of nodes), such as a
+    networkx graph: an ``adjacency`` that :func:`graph_mask` reads."""
+
+    nodes: Iterable
+    edges: Iterable
+
+
+def causal_mask(
+    T_q: int, T_k: int | None = None, *, device: torch.device | str | None = None
+) -> Tensor:
     """Query ``i`` may attend keys ``j <= i`` (top-left aligned, like PyTorch).
 
     Taught in :doc:`/notebooks/matrix-view`.
 
     Args:
-        T_q: number of queries; T_k: number of keys (default ``T_q``).
+        T_q: number of queries; T_k: number of keys (default ``T_q``); 0 or
+            more.
     Returns:
         ``(T_q, T_k)`` bool, lower triangular.
 
@@ -37,10 +52,8 @@ def causal_mask(T_q: int, T_k: int | None = None, *, device=None) -> Tensor:
                 [ True,  True, False],
                 [ True,  True,  True]])
     """
-    T_k = T_q if T_k is None else T_k
-    for name, n in (("T_q", T_q), ("T_k", T_k)):
-        if n < 0:
-            raise ValueError(f"{name} must be non-negative, got {n}")
+    T_q = check_int("T_q", T_q, minimum=0)
+    T_k = T_q if T_k is None else check_int("T_k", T_k, minimum=0)
     return torch.ones(T_q, T_k, dtype=torch.bool, device=device).tril()
 
 
@@ -57,7 +70,7 @@ def length_mask(lengths: Tensor | list[int], T: int) -> Tensor:
 
     Args:
         lengths: ``(B,)`` integers, the real length of each sequence.
-        T: the padded length.
+        T: the padded length (0 or more).
     Returns:
         ``(B, 1, T)`` bool, broadcastable to scores ``(B, T_q, T)``; use
         ``mask[:, None]`` for per-head scores ``(B, H, T_q, T)``.
@@ -68,6 +81,7 @@ def length_mask(lengths: Tensor | list[int], T: int) -> Tensor:
         <BLANKLINE>
                 [[ True,  True,  True, False]]])
     """
+    check_int("T", T, minimum=0)
     lens = torch.as_tensor(lengths)
     if lens.dim() != 1 or lens.is_floating_point():
         raise ValueError(
@@ -80,13 +94,20 @@ def length_mask(lengths: Tensor | list[int], T: int) -> Tensor:
     return (positions[None, :] < lens[:, None])[:, None, :]  # (B, 1, T)
 
 
-def window_mask(T: int, radius: int, *, causal: bool = False, device=None) -> Tensor:
+def window_mask(
+    T: int,
+    radius: int,
+    *,
+    causal: bool = False,
+    device: torch.device | str | None = None,
+) -> Tensor:
     """Truncated (local) attention: query ``i`` sees keys with ``|i - j| <= radius``.
 
     Taught in :doc:`/notebooks/speech-truncated-attention`.
 
     Args:
-        T: sequence length; radius: how far each side a query may look.
+        T: sequence length (0 or more); radius: how far each side a query
+            may look (0: itself only).
         causal: look only backwards (``0 <= i - j <= radius``).
     Returns:
         ``(T, T)`` bool, a band around the diagonal.
@@ -98,17 +119,15 @@ def window_mask(T: int, radius: int, *, causal: bool = False, device=None) -> Te
                 [0, 1, 1, 1],
                 [0, 0, 1, 1]], dtype=torch.int32)
     """
-    if radius < 0:
-        raise ValueError(f"radius must be non-negative, got radius={radius}")
-    if T < 0:
-        raise ValueError(f"T must be non-negative, got T={T}")
+    check_int("radius", radius, minimum=0)
+    check_int("T", T, minimum=0)
     i = torch.arange(T, device=device)[:, None]
     j = torch.arange(T, device=device)[None, :]
     band = (i - j).abs() <= radius
     return band & (j <= i) if causal else band
 
 
-def graph_mask(adjacency, self_loops: bool = True) -> Tensor:
+def graph_mask(adjacency: ArrayLike | GraphLike, self_loops: bool = True) -> Tensor:
     """Attention along edges only: node ``i`` may attend ``j`` iff ``A[i, j] != 0``.
 
     Taught in :doc:`/notebooks/graph-attention`.
@@ -142,7 +161,7 @@ def graph_mask(adjacency, self_loops: bool = True) -> Tensor:
     return mask
 
 
-def _graph_to_matrix(G) -> np.ndarray:
+def _graph_to_matrix(G: GraphLike) -> np.ndarray:
     """The ``(N, N)`` 0/1 adjacency of a graph with ``nodes`` and ``edges``."""
     index = {node: i for i, node in enumerate(G.nodes)}
     A = np.zeros((len(index), len(index)))

@@ -69,6 +69,9 @@ class SelfAttention(nn.Module):
         generator: torch.Generator | None = None,
     ):
         super().__init__()
+        for name, n in (("embed_dim", embed_dim), ("d_k", d_k), ("d_v", d_v)):
+            if n is not None:  # d_v None: d_k
+                check_int(name, n)
         with init_from(self, generator):
             self.embed_dim, self.d_k = embed_dim, d_k
             self.d_v = d_k if d_v is None else d_v

@@ -114,7 +114,8 @@ def layer_reads(
 
     Args:
         kind: ``"convolution"``, ``"recurrence"`` or ``"self-attention"``.
-        T: sequence length; kernel: the convolution's kernel size (odd).
+        T: sequence length (positive); kernel: the convolution's kernel size
+            (odd, positive).
 
     Returns:
         ``(reads, needs)``: ``reads[i]`` the input positions output ``i``
@@ -126,6 +127,7 @@ def layer_reads(
     """
     if kind not in LAYERS:
         raise ValueError(f"kind must be one of {LAYERS}, got kind={kind!r}")
+    _pos(T=T, kernel=kernel)
     r = (kernel - 1) // 2
     if kind == "convolution":
         reads = [[j for j in range(T) if abs(i - j) <= r] for i in range(T)]

@@ -18,7 +18,7 @@ import math
 import torch
 from torch import Tensor, nn
 
-from selfattn._checks import check_no_nan, check_tensor, shape_str
+from selfattn._checks import check_int, check_no_nan, check_tensor, shape_str
 from selfattn._params import init_from
 
 __all__ = [
@@ -122,12 +122,14 @@ class AdditiveScore(nn.Module):
     Taught in :doc:`/notebooks/scoring-functions`.
 
     Args:
-        d_q: query width; d_k: key width; d_hidden: width of the hidden layer.
+        d_q: query width; d_k: key width; hidden_dim: width of the hidden
+            layer (``hidden_dim`` as in ``GAT`` and ``BahdanauSeq2Seq``).
         generator: draws the initial weights (PyTorch's default
             distribution); None uses the global RNG.
 
     Examples:
-        >>> score = AdditiveScore(d_q=3, d_k=5, d_hidden=4, generator=torch.Generator())
+        >>> g = torch.Generator()
+        >>> score = AdditiveScore(d_q=3, d_k=5, hidden_dim=4, generator=g)
         >>> score(torch.randn(2, 3), torch.randn(6, 5)).shape  # (T_q, T_k)
         torch.Size([2, 6])
     """
@@ -136,15 +138,17 @@ class AdditiveScore(nn.Module):
         self,
         d_q: int,
         d_k: int,
-        d_hidden: int,
+        hidden_dim: int,
         *,
         generator: torch.Generator | None = None,
     ) -> None:
         super().__init__()
+        for name, n in (("d_q", d_q), ("d_k", d_k), ("hidden_dim", hidden_dim)):
+            check_int(name, n)
         with init_from(self, generator):
-            self.W_q = nn.Linear(d_q, d_hidden, bias=False)
-            self.W_k = nn.Linear(d_k, d_hidden, bias=False)
-            self.w_v = nn.Linear(d_hidden, 1, bias=False)
+            self.W_q = nn.Linear(d_q, hidden_dim, bias=False)
+            self.W_k = nn.Linear(d_k, hidden_dim, bias=False)
+            self.w_v = nn.Linear(hidden_dim, 1, bias=False)
 
     def forward(self, q: Tensor, k: Tensor) -> Tensor:
         """q ``(..., T_q, d_q)``, k ``(..., T_k, d_k)`` -> ``(..., T_q, T_k)``."""
@@ -154,8 +158,8 @@ class AdditiveScore(nn.Module):
                 f"AdditiveScore expects q width {self.W_q.in_features} and k width "
                 f"{self.W_k.in_features}, got q {shape_str(q)}, k {shape_str(k)}"
             )
-        hq = self.W_q(q).unsqueeze(-2)  # (..., T_q, 1, d_hidden)
-        hk = self.W_k(k).unsqueeze(-3)  # (..., 1, T_k, d_hidden)
+        hq = self.W_q(q).unsqueeze(-2)  # (..., T_q, 1, hidden_dim)
+        hk = self.W_k(k).unsqueeze(-3)  # (..., 1, T_k, hidden_dim)
         return self.w_v(torch.tanh(hq + hk)).squeeze(-1)  # (..., T_q, T_k)
 
 
@@ -182,6 +186,8 @@ class BilinearScore(nn.Module):
         self, d_q: int, d_k: int, *, generator: torch.Generator | None = None
     ) -> None:
         super().__init__()
+        check_int("d_q", d_q)
+        check_int("d_k", d_k)
         with init_from(self, generator):
             self.W = nn.Parameter(torch.empty(d_q, d_k))
 

@@ -21,7 +21,7 @@ import math
 import torch
 from torch import Tensor, nn
 
-from selfattn._checks import shape_str
+from selfattn._checks import check_int, shape_str
 from selfattn._params import init_from
 from selfattn.attention import masked_softmax
 from selfattn.positional import sinusoidal_encoding
@@ -46,6 +46,15 @@ def _draw_embeddings_and_grus(module: nn.Module, generator) -> None:
                 bound = 1 / math.sqrt(m.hidden_size)
                 for p in m.parameters():
                     nn.init.uniform_(p, -bound, bound, generator=generator)
+
+
+def _check_ints(ids: dict[str, int | None], **sizes: int) -> None:
+    """Sizes positive, token ids (``None`` skipped) 0 or more; errors name them."""
+    for name, n in sizes.items():
+        check_int(name, n)
+    for name, n in ids.items():
+        if n is not None:
+            check_int(name, n, minimum=0)
 
 
 def _tokens(name: str, x: object, vocab: int) -> Tensor:
@@ -82,7 +91,8 @@ class EncoderDecoderTransformer(nn.Module):
     Args:
         src_vocab, tgt_vocab: vocabulary sizes.
         embed_dim: ``D``; num_heads: ``H``; num_layers: ``N`` blocks each.
-        ff_dim, dropout: of every block. pad_id: the padding token.
+        ff_dim, dropout: of every block. pad_id: the padding token (an id, 0
+            or more).
         generator: draws every initial weight; None = torch's global one.
 
     Examples:
@@ -109,6 +119,10 @@ class EncoderDecoderTransformer(nn.Module):
         generator: torch.Generator | None = None,
     ):
         super().__init__()
+        _check_ints(
+            {"pad_id": pad_id}, src_vocab=src_vocab, tgt_vocab=tgt_vocab,
+            embed_dim=embed_dim, num_heads=num_heads, num_layers=num_layers
+        )  # fmt: skip
         with init_from(self, generator):  # the weights come from the generator
             D, H, n = embed_dim, num_heads, num_layers
             self.src_vocab, self.tgt_vocab, self.pad_id = src_vocab, tgt_vocab, pad_id
@@ -181,9 +195,12 @@ class EncoderDecoderTransformer(nn.Module):
         return self.head(self.dec_norm(y)), new
 
     @torch.no_grad()
-    def generate(self, src: Tensor, steps: int, *, bos_id: int, eos_id=None) -> Tensor:
+    def generate(
+        self, src: Tensor, steps: int, *, bos_id: int, eos_id: int | None = None
+    ) -> Tensor:
         """Greedy decoding with the K/V cache: ``(B, steps)`` tokens, ``pad_id``
         after ``eos_id``. Each step feeds one token and projects only it."""
+        _check_ints({"bos_id": bos_id, "eos_id": eos_id}, steps=steps)
         memory, caches = self.encode(src), None  # (B, T_k, D)
         token = src.new_full((src.shape[0], 1), bos_id)  # (B, 1)
         done, out = torch.zeros_like(token[:, 0], dtype=torch.bool), []
@@ -219,13 +236,16 @@ class BahdanauSeq2Seq(nn.Module):
     Args:
         src_vocab, tgt_vocab: vocabulary sizes; embed_dim: token embedding
             width; hidden_dim: GRU state width (the annotations are twice it).
-        pad_id: the padding token. generator: draws every initial weight.
+        pad_id: the padding token (an id, 0 or more). generator: draws every
+            initial weight.
 
     Examples:
         >>> g = torch.Generator().manual_seed(0)
         >>> model = BahdanauSeq2Seq(12, 12, embed_dim=8, hidden_dim=8, generator=g)
         >>> model(torch.tensor([[3, 4, 5]]), torch.tensor([[1, 5]])).shape
         torch.Size([1, 2, 12])
+        >>> model.generate(torch.tensor([[3, 4, 5]]), 4, bos_id=1).shape
+        torch.Size([1, 4])
     """
 
     def __init__(
@@ -239,6 +259,10 @@ class BahdanauSeq2Seq(nn.Module):
         generator: torch.Generator | None = None,
     ):
         super().__init__()
+        _check_ints(
+            {"pad_id": pad_id}, src_vocab=src_vocab, tgt_vocab=tgt_vocab,
+            embed_dim=embed_dim, hidden_dim=hidden_dim
+        )  # fmt: skip
         with init_from(self, generator):  # the weights come from the generator
             E, h = embed_dim, hidden_dim
             self.src_vocab, self.tgt_vocab, self.pad_id = src_vocab, tgt_vocab, pad_id
@@ -267,7 +291,7 @@ class BahdanauSeq2Seq(nn.Module):
         )[0]  # (B, T_k, 2h): the annotations h_j
         h, a = self.cell.hidden_size, self.score  # a: the AdditiveScore
         s = torch.tanh(self.init_state(ann[:, 0, h:]))  # backward state at j = 1
-        keys = a.W_k(ann)  # (B, T_k, d_hidden): W_k h_j, the same at every step
+        keys = a.W_k(ann)  # (B, T_k, hidden_dim): W_k h_j, the same at every step
         y, outs, weights = _tokens("tgt", tgt, self.tgt_vocab)[:, 0], [], []
         for i in range(tgt.shape[1] if steps is None else steps):
             y = tgt[:, i] if steps is None else y  # teacher forcing: the true y_{i-1}
@@ -291,8 +315,11 @@ class BahdanauSeq2Seq(nn.Module):
         return self._run(src, tgt)[1]
 
     @torch.no_grad()
-    def generate(self, src: Tensor, steps: int, *, bos_id: int, eos_id=None) -> Tensor:
+    def generate(
+        self, src: Tensor, steps: int, *, bos_id: int, eos_id: int | None = None
+    ) -> Tensor:
         """Greedy decoding: ``(B, steps)`` tokens, ``pad_id`` after ``eos_id``."""
+        _check_ints({"bos_id": bos_id, "eos_id": eos_id}, steps=steps)
         logits, _ = self._run(src, src.new_full((src.shape[0], 1), bos_id), steps)
         token = logits.argmax(dim=-1)  # (B, steps)
         if eos_id is None:

@@ -116,6 +116,10 @@ class ViT(nn.Module):
         generator: torch.Generator | None = None,
     ) -> None:
         super().__init__()
+        sizes = dict(image_size=image_size, patch=patch, in_channels=in_channels)
+        sizes.update(num_classes=num_classes, embed_dim=embed_dim, depth=depth)
+        for name, n in sizes.items():  # num_heads and ff_dim: by the blocks
+            check_int(name, n)
         with init_from(self, generator):
             if pool not in ("cls", "mean"):
                 raise ValueError(f"pool must be 'cls' or 'mean', got {pool!r}")

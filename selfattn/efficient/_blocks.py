@@ -16,6 +16,8 @@ from collections.abc import Iterator
 import torch
 from torch import Tensor
 
+from selfattn._checks import check_int
+
 Span = tuple[int, int]  # [start, end) of a block of positions
 
 
@@ -31,7 +33,8 @@ def tiles(
     Taught in :doc:`/notebooks/efficient-attention`.
 
     Args:
-        T_q, T_k: numbers of queries and keys; B_q, B_k: block sizes (positive).
+        T_q, T_k: numbers of queries and keys (0 or more); B_q, B_k: block
+            sizes (positive).
         causal: skip the key blocks above the diagonal.
 
     Yields:
@@ -42,6 +45,8 @@ def tiles(
         >>> [(q, k) for q, k in tiles(4, 4, 2, 2, causal=True)]
         [((0, 2), [(0, 2)]), ((2, 4), [(0, 2), (2, 4)])]
     """
+    T_q, T_k = check_int("T_q", T_q, minimum=0), check_int("T_k", T_k, minimum=0)
+    B_q, B_k = check_int("B_q", B_q), check_int("B_k", B_k)
     for qs in range(0, T_q, B_q):
         qe = min(qs + B_q, T_q)
         last = min(T_k, qe) if causal else T_k

@@ -1,30 +1,23 @@
 r"""Angular locality-sensitive hashing, the bucketing of Reformer's LSH attention.
 
-Reformer (Kitaev et al., 2020, sec. 2; references.bib key
-``kitaev2020reformer``) avoids the ``(T_q, T_k)`` score matrix by hashing
-queries and keys into buckets and letting each query attend only to the keys
-of its own bucket, where the large scores are likely to be. This module
+Reformer (Kitaev et al., 2020, sec. 2) avoids the ``(T_q, T_k)`` score matrix
+by hashing queries and keys into buckets and letting each query attend only to
+the keys of its own bucket, where the large scores are likely to be. This module
 gives the hashing, :func:`~selfattn.efficient.angular_lsh`; the attention
 pattern it allows is drawn by :func:`selfattn.lab.diagrams.lsh_buckets`.
 """
 
 from __future__ import annotations
 
-from numbers import Integral
-
 import torch
 from torch import Tensor
 
-# --- checks and the random projection -----------------------------------------
+from selfattn._checks import check_int
 
 
 def _check_buckets(n_buckets: object) -> int:
     """``n_buckets`` as an even int ``>= 2``; errors name the argument."""
-    if isinstance(n_buckets, bool) or not isinstance(n_buckets, Integral):
-        raise TypeError(f"n_buckets must be an int, got {type(n_buckets).__name__}")
-    if n_buckets < 2:
-        raise ValueError(f"n_buckets must be at least 2, got n_buckets={n_buckets}")
-    if n_buckets % 2:
+    if check_int("n_buckets", n_buckets, minimum=2) % 2:
         raise ValueError(
             f"n_buckets must be even (argmax over [xR; -xR], R with n_buckets / 2 "
             f"columns), got n_buckets={n_buckets}"
@@ -35,9 +28,6 @@ def _check_buckets(n_buckets: object) -> int:
 def _rotation(d: int, n_buckets: int, generator: torch.Generator | None) -> Tensor:
     """The random projection ``R`` ``(d, n_buckets / 2)``, standard normal entries."""
     return torch.randn(d, n_buckets // 2, generator=generator, dtype=torch.float64)
-
-
-# --- angular LSH (Reformer, Kitaev et al., 2020) ---------------------------------
 
 
 def angular_lsh(

@@ -172,6 +172,7 @@ def performer_attention(
         True
     """
     check_qkv(q, k, v)
+    check_int("num_features", num_features)
     d_k = q.shape[-1]
     if projection is None:
         if generator is None:

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import torch
 import torch.nn.functional as F
+from numpy.typing import ArrayLike
 from torch import Tensor
 
 from selfattn._checks import check_mask, check_tensor, shape_str
 from selfattn.attention import masked_softmax, scaled_dot_product_attention
-from selfattn.masks import graph_mask
+from selfattn.masks import GraphLike, graph_mask
 
 __all__ = ["edge_attention", "gat_attention"]
 
@@ -17,7 +18,7 @@ def edge_attention(
     q: Tensor,
     k: Tensor,
     v: Tensor,
-    adjacency,
+    adjacency: ArrayLike | GraphLike,
     *,
     self_loops: bool = True,
     scale: float | None = None,

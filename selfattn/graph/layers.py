@@ -149,6 +149,8 @@ class GAT(nn.Module):
         generator: torch.Generator | None = None,
     ) -> None:
         super().__init__()
+        for name, n in (("hidden_dim", hidden_dim), ("num_classes", num_classes)):
+            check_int(name, n)  # before the layers, whose errors say out_dim
         with init_from(self, generator):
             self.layer1 = GraphAttentionLayer(
                 in_dim, hidden_dim, num_heads, dropout=dropout

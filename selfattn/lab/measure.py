@@ -31,6 +31,8 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import torch
+from torch.profiler import ProfilerActivity, profile
+from torch.utils.flop_counter import FlopCounterMode
 
 from selfattn._checks import check_int
 
@@ -233,8 +235,6 @@ def peak_memory_bytes(fn: Callable[..., Any], *args: Any) -> int:
         RuntimeError: the trace has no event list (an export format this
             function does not know: another version of PyTorch).
     """
-    from torch.profiler import ProfilerActivity, profile
-
     prof = profile(activities=[ProfilerActivity.CPU], profile_memory=True)
     with _quiet_fd2():
         prof.start()
@@ -301,8 +301,6 @@ def count_madds(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> int:
         >>> count_madds(torch.tanh, torch.ones(4, 4))  # elementwise: not counted
         0
     """
-    from torch.utils.flop_counter import FlopCounterMode
-
     with FlopCounterMode(display=False) as counter:
         fn(*args, **kwargs)
     return counter.get_total_flops() // 2  # PyTorch counts 2 FLOPs each

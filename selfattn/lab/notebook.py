@@ -42,7 +42,7 @@ def glue(name: str, value: T, display: bool = False) -> T:
         raise ValueError(f"name must be a non-empty string, got {name!r}")
     if importlib.util.find_spec("myst_nb") is None:
         return value  # no book to glue into
-    try:
+    try:  # here: IPython is not a dependency of the lab extra (a kernel has it)
         from IPython.core.formatters import format_display_data
         from IPython.display import display as ipy_display
     except ImportError:

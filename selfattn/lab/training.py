@@ -24,6 +24,7 @@ import torch
 from torch import nn
 from tqdm import tqdm
 
+from selfattn._checks import check_int
 from selfattn.lab.evaluation import (
     Data,
     LossFn,
@@ -123,6 +124,14 @@ def fit(
     loss that handles ``(B, T, C)`` logits and padding, e.g.
     ``lambda z, y: F.cross_entropy(z.transpose(1, 2), y, ignore_index=-100)``.
 
+    Why fifteen arguments and no config object: after ``model`` and
+    ``train_data`` each is keyword-only, all but ``loss_fn`` and ``epochs``
+    have a default, and a chapter's call names only the few it changes, in
+    the cell that uses them (as PyTorch's optimizers and scikit-learn's
+    estimators do). Grouping them (an ``Optim(lr, weight_decay, grad_clip,
+    schedule)``, say) would add a class to learn and take the settings out of
+    that cell.
+
     Args:
         model: called as ``model(X, *extra)``, returns logits.
         train_data: ``(X, y, *extra)`` tensors sharing their first dimension, or
@@ -152,10 +161,8 @@ def fit(
         The :class:`History`. The model is trained in place and left in the
         train/eval mode it had before.
     """
-    if not isinstance(epochs, int) or epochs < 1:
-        raise ValueError(f"epochs must be an integer of at least 1, got {epochs!r}")
-    if batch_size < 1:
-        raise ValueError(f"batch_size must be at least 1, got {batch_size}")
+    check_int("epochs", epochs)
+    check_int("batch_size", batch_size)
     if lr <= 0:
         raise ValueError(f"lr must be positive, got {lr}")
     if grad_clip is not None and grad_clip <= 0:

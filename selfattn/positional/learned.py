@@ -54,7 +54,7 @@ class LearnedPositionalEmbedding(nn.Module):
 
     def rows(self, T: int) -> Tensor:
         """The table's first ``T`` rows ``E[:T]``, ``(T, D)``: the codes of
-        positions ``0, ..., T - 1``."""
+        positions ``0, ..., T - 1`` (``T = 0``: no rows)."""
         check_int("T", T, minimum=0)
         if T > self.max_len:
             raise ValueError(

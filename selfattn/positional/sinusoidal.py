@@ -61,7 +61,8 @@ def sinusoidal_encoding(
     Taught in :doc:`/notebooks/positional-encoding`.
 
     Args:
-        num_positions: how many positions ``i = 0 .. num_positions - 1``.
+        num_positions: how many positions ``i = 0 .. num_positions - 1`` (0
+            or more).
         embed_dim: the width ``d``; must be even (ValueError otherwise).
         base: the wavelength scale, 10000 in the paper.
         dtype: of the result, float32 by default; device: of the result.
@@ -74,8 +75,7 @@ def sinusoidal_encoding(
         tensor([[0.0000, 1.0000, 0.0000, 1.0000],
                 [0.8415, 0.5403, 0.0100, 0.9999]])
     """
-    if num_positions < 0:
-        raise ValueError(f"num_positions must be non-negative, got {num_positions}")
+    check_int("num_positions", num_positions, minimum=0)
     omega = frequencies(embed_dim, base)  # (embed_dim/2,)
     i = torch.arange(num_positions, dtype=torch.float64)
     angles = i[:, None] * omega[None, :]  # (num_positions, embed_dim/2)

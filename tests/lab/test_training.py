@@ -157,9 +157,11 @@ def test_fit_accepts_a_dataset(gen):
 @pytest.mark.parametrize(
     "kwargs, error, match",
     [
-        ({"epochs": 0}, ValueError, "epochs must be an integer of at least 1, got 0"),
-        ({"epochs": 1.5}, ValueError, "epochs"),
+        ({"epochs": 0}, ValueError, "epochs must be positive, got epochs=0"),
+        ({"epochs": 1.5}, TypeError, "epochs must be an int, got float"),
+        ({"epochs": True}, TypeError, "epochs must be an int, got bool"),
         ({"batch_size": 0}, ValueError, "batch_size"),
+        ({"batch_size": 2.0}, TypeError, "batch_size"),
         ({"lr": 0.0}, ValueError, "lr must be positive"),
         ({"grad_clip": -1.0}, ValueError, "grad_clip"),
         ({"optimizer": "adagrad"}, ValueError, "optimizer must be one of"),

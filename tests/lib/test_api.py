@@ -142,3 +142,30 @@ def test_the_version_is_the_one_pyproject_releases() -> None:
         pytest.skip("no pyproject.toml beside the package")
     release = tomllib.loads(pyproject.read_text())["project"]["version"]
     assert selfattn.__version__ == release
+
+
+def _library_functions():
+    """(name, function) for every public library function and public method
+    (``__init__`` included) of a public library class."""
+    for name, obj in LIBRARY_PUBLIC:
+        if inspect.isfunction(obj):
+            yield name, obj
+        else:
+            for attr, member in vars(obj).items():
+                public = attr == "__init__" or not attr.startswith("_")
+                if public and inspect.isfunction(member):
+                    yield f"{name}.{attr}", member
+
+
+def test_every_parameter_of_the_library_is_typed():
+    """STYLE rule 11: a public function's every parameter carries a type."""
+    untyped = [
+        f"{name}({p.name})"
+        for name, fn in _library_functions()
+        for p in inspect.signature(fn).parameters.values()
+        if p.annotation is p.empty
+        and p.name not in ("self", "cls")
+        and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+    ]
+    assert not untyped, f"untyped parameters: {untyped}"
+    assert len(list(_library_functions())) > 80

@@ -9,7 +9,6 @@ import torch
 from selfattn import (
     MultiHeadAttention,
     SelfAttention,
-    TransformerEncoderBlock,
     graph_mask,
     length_mask,
     masked_softmax,
@@ -18,20 +17,14 @@ from selfattn import (
     window_mask,
 )
 from selfattn import reference as ref
-from selfattn.convolution import kernel_offsets
-from selfattn.graph import GraphAttentionLayer
 from selfattn.masks import from_key_padding_mask
 from selfattn.positional import (
     LearnedPositionalEmbedding,
     SinusoidalPositionalEncoding,
     apply_rotary,
-    frequencies,
     offset_rotation,
     sinusoidal_encoding,
 )
-from selfattn.seq2seq import EncoderDecoderTransformer
-from selfattn.transformer import TransformerDecoderBlock
-from selfattn.vision import ViT
 
 z = torch.zeros
 nan = float("nan")
@@ -260,57 +253,4 @@ def test_relu_weights_rejects_positive_infinity_instead_of_returning_nan():
     assert torch.isfinite(w).all() and torch.allclose(w.sum(), torch.tensor(1.0))
 
 
-# --- every size argument: a bool, a float, zero and a negative ---------------------
-# Listed, not discovered: each needs a valid call around the argument it varies.
-
-
-SIZES = {  # (callable, valid keyword arguments), the size arguments it takes
-    "MultiHeadAttention": (MultiHeadAttention, {"embed_dim": 8, "num_heads": 2}),
-    "TransformerEncoderBlock": (
-        TransformerEncoderBlock,
-        {"embed_dim": 8, "num_heads": 2, "ff_dim": 16},
-    ),
-    "TransformerDecoderBlock": (
-        TransformerDecoderBlock,
-        {"embed_dim": 8, "num_heads": 2, "ff_dim": 16},
-    ),
-    "EncoderDecoderTransformer": (
-        lambda **kw: EncoderDecoderTransformer(5, 5, embed_dim=8, **kw),
-        {"ff_dim": 16},
-    ),
-    "ViT": (
-        lambda **kw: ViT(8, 4, 1, 3, embed_dim=8, depth=1, num_heads=2, **kw),
-        {"ff_dim": 16},
-    ),
-    "GraphAttentionLayer": (
-        GraphAttentionLayer,
-        {"in_dim": 3, "out_dim": 4, "num_heads": 2},
-    ),
-    "LearnedPositionalEmbedding": (
-        LearnedPositionalEmbedding,
-        {"max_len": 4, "embed_dim": 2},
-    ),
-    "frequencies": (frequencies, {"embed_dim": 4}),
-    "kernel_offsets": (kernel_offsets, {"kernel_size": 3}),
-}
-SIZE_CASES = [
-    (name, arg, bad, error)
-    for name, (_, valid) in SIZES.items()
-    for arg in valid
-    for bad, error in (
-        (True, TypeError),
-        (2.0, TypeError),
-        (0, ValueError),
-        (-1, ValueError),
-    )
-]
-
-
-@pytest.mark.parametrize("name, arg, bad, error", SIZE_CASES)
-def test_every_size_argument_refuses_a_bool_a_float_zero_and_a_negative(
-    name, arg, bad, error
-):
-    make, valid = SIZES[name]
-    make(**valid)  # the valid call builds
-    with pytest.raises(error, match=rf"\b{arg}\b"):
-        make(**{**valid, arg: bad})
+# Every size argument's bool, float, zero and negative: tests/lib/test_bad_sizes.py.

@@ -197,8 +197,8 @@ def test_isolated_node_without_self_loop_gets_zero_output(gen):
 @pytest.mark.parametrize(
     "call, error, match",
     [
-        (lambda: causal_mask(-1), ValueError, r"\bT_q\b.*\bgot -1\b"),
-        (lambda: causal_mask(2, -3), ValueError, r"\bT_k\b.*\bgot -3\b"),
+        (lambda: causal_mask(-1), ValueError, r"\bT_q\b.*\bgot T_q=-1$"),
+        (lambda: causal_mask(2, -3), ValueError, r"\bT_k\b.*\bgot T_k=-3$"),
         (
             lambda: length_mask(torch.tensor([[1], [2]]), 3),
             ValueError,

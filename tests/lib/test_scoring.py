@@ -56,9 +56,9 @@ def test_cosine_zero_vector_scores_zero(gen):
 
 
 @pytest.mark.parametrize("batch, T_q, T_k", [((), 3, 4), ((2,), 2, 5)])
-@pytest.mark.parametrize("d_q, d_k, d_hidden", [(4, 4, 8), (3, 5, 2)])
-def test_additive_score_matches_formula(gen, batch, T_q, T_k, d_q, d_k, d_hidden):
-    score = AdditiveScore(d_q, d_k, d_hidden).double()
+@pytest.mark.parametrize("d_q, d_k, hidden_dim", [(4, 4, 8), (3, 5, 2)])
+def test_additive_score_matches_formula(gen, batch, T_q, T_k, d_q, d_k, hidden_dim):
+    score = AdditiveScore(d_q, d_k, hidden_dim).double()
     q, k = randn(gen, *batch, T_q, d_q), randn(gen, *batch, T_k, d_k)
     Wq, Wk = score.W_q.weight, score.W_k.weight
     wv = score.w_v.weight[0]

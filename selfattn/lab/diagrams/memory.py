@@ -27,8 +27,7 @@ class MemoryLevel(NamedTuple):
 
 
 #: The levels of memory of an A100 GPU (40 GB) and its host, fastest and
-#: smallest first, as in Dao et al. (2022), FlashAttention, Fig. 1 left
-#: (references.bib key ``dao2022flashattention``).
+#: smallest first, as in Dao et al. (2022), FlashAttention, Fig. 1 left.
 MEMORY_HIERARCHY = (
     MemoryLevel("GPU SRAM", 19e12, 20e6, "19 TB/s", "20 MB"),
     MemoryLevel("GPU HBM", 1.5e12, 40e9, "1.5 TB/s", "40 GB"),
