@@ -25,7 +25,7 @@ def _check_dim(embed_dim: int) -> None:
 
 
 def frequencies(embed_dim: int, base: float = 10000.0) -> Tensor:
-    r"""The angular frequencies :math:`\omega_j = \text{base}^{-2j/d}`, float64.
+    r"""The angular frequencies :math:`\omega_f = \text{base}^{-2f/d}`, float64.
 
     Taught in :doc:`/notebooks/positional-encoding`.
 
@@ -35,7 +35,7 @@ def frequencies(embed_dim: int, base: float = 10000.0) -> Tensor:
         ``(embed_dim // 2,)``, from :math:`\omega_0 = 1` down towards ``1 / base``.
 
     Examples:
-        >>> frequencies(4, base=100.0)  # omega_j = 100^(-2j/4)
+        >>> frequencies(4, base=100.0)  # omega_f = 100^(-2f/4)
         tensor([1.0000, 0.1000], dtype=torch.float64)
     """
     _check_dim(embed_dim)
@@ -55,8 +55,8 @@ def sinusoidal_encoding(
 ) -> Tensor:
     r"""The sinusoidal table :math:`P` (Vaswani et al., 2017, sec. 3.5).
 
-    .. math:: P_{i, 2j} = \sin(i / \text{base}^{2j/d}),\qquad
-              P_{i, 2j+1} = \cos(i / \text{base}^{2j/d})
+    .. math:: P_{i, 2f} = \sin(i / \text{base}^{2f/d}),\qquad
+              P_{i, 2f+1} = \cos(i / \text{base}^{2f/d})
 
     Taught in :doc:`/notebooks/positional-encoding`.
 
@@ -80,8 +80,8 @@ def sinusoidal_encoding(
     i = torch.arange(num_positions, dtype=torch.float64)
     angles = i[:, None] * omega[None, :]  # (num_positions, embed_dim/2)
     P = torch.empty(num_positions, embed_dim, dtype=torch.float64)
-    P[:, 0::2] = torch.sin(angles)  # even columns 2j
-    P[:, 1::2] = torch.cos(angles)  # odd columns 2j+1
+    P[:, 0::2] = torch.sin(angles)  # even columns 2f
+    P[:, 1::2] = torch.cos(angles)  # odd columns 2f+1
     return P.to(dtype=dtype, device=device)
 
 
@@ -92,15 +92,15 @@ def offset_rotation(
     *,
     dtype: torch.dtype = torch.float32,
 ) -> Tensor:
-    r"""The 2x2 maps :math:`M_j(\delta)` taking position ``i`` to ``i + delta``.
+    r"""The 2x2 maps :math:`M_f(\delta)` taking position ``i`` to ``i + delta``.
 
     .. math::
-        M_j(\delta) = \begin{pmatrix} \cos\delta\omega_j & \sin\delta\omega_j \\
-                      -\sin\delta\omega_j & \cos\delta\omega_j \end{pmatrix},\qquad
-        M_j(\delta) \begin{pmatrix} p_{i,2j} \\ p_{i,2j+1} \end{pmatrix}
-        = \begin{pmatrix} p_{i+\delta,2j} \\ p_{i+\delta,2j+1} \end{pmatrix}
+        M_f(\delta) = \begin{pmatrix} \cos\delta\omega_f & \sin\delta\omega_f \\
+                      -\sin\delta\omega_f & \cos\delta\omega_f \end{pmatrix},\qquad
+        M_f(\delta) \begin{pmatrix} p_{i,2f} \\ p_{i,2f+1} \end{pmatrix}
+        = \begin{pmatrix} p_{i+\delta,2f} \\ p_{i+\delta,2f+1} \end{pmatrix}
 
-    for every ``i`` (the angle-sum formulas); ``M_j`` does not depend on ``i``.
+    for every ``i`` (the angle-sum formulas); ``M_f`` does not depend on ``i``.
 
     Taught in :doc:`/notebooks/positional-encoding`.
 
@@ -108,7 +108,7 @@ def offset_rotation(
         delta: the offset (any real, may be negative); embed_dim: even width; base.
         dtype: of the result.
     Returns:
-        ``(embed_dim // 2, 2, 2)``, block ``j`` acting on the pair ``(2j, 2j+1)``.
+        ``(embed_dim // 2, 2, 2)``, block ``f`` acting on the pair ``(2f, 2f+1)``.
 
     Examples:
         >>> R = offset_rotation(3.0, 8, dtype=torch.float64)  # four 2x2 blocks
