@@ -41,8 +41,8 @@ def frequencies(embed_dim: int, base: float = 10000.0) -> Tensor:
     _check_dim(embed_dim)
     if base <= 0:
         raise ValueError(f"base must be positive, got base={base}")
-    j = torch.arange(embed_dim // 2, dtype=torch.float64)
-    return base ** (-2.0 * j / embed_dim)  # (embed_dim/2,)
+    f = torch.arange(embed_dim // 2, dtype=torch.float64)
+    return base ** (-2.0 * f / embed_dim)  # (embed_dim/2,)
 
 
 def sinusoidal_encoding(
