@@ -23,8 +23,8 @@ from selfattn.efficient.linear import _kernel_attention
 def orthogonal_random_matrix(
     r: int,
     d: int,
-    generator: torch.Generator,
     *,
+    generator: torch.Generator,
     dtype: torch.dtype = torch.float32,
     device: torch.device | str | None = None,
 ) -> Tensor:
@@ -49,7 +49,8 @@ def orthogonal_random_matrix(
         ``(r, d)``.
 
     Examples:
-        >>> P = orthogonal_random_matrix(4, 4, torch.Generator().manual_seed(0))
+        >>> g = torch.Generator().manual_seed(0)
+        >>> P = orthogonal_random_matrix(4, 4, generator=g)
         >>> G = P @ P.T  # orthogonal rows, of chi-distributed lengths
         >>> torch.allclose(G - torch.diag(G.diag()), torch.zeros(4, 4), atol=1e-5)
         True
@@ -111,7 +112,8 @@ def performer_features(x: Tensor, projection: Tensor) -> Tensor:
         ``(..., T, r)``, all entries > 0.
 
     Examples:
-        >>> P = orthogonal_random_matrix(8, 4, torch.Generator().manual_seed(0))
+        >>> g = torch.Generator().manual_seed(0)
+        >>> P = orthogonal_random_matrix(8, 4, generator=g)
         >>> phi = performer_features(torch.randn(5, 4), P)
         >>> phi.shape, bool((phi > 0).all())  # positive random features
         (torch.Size([5, 8]), True)
@@ -165,7 +167,7 @@ def performer_attention(
         >>> from selfattn import scaled_dot_product_attention
         >>> g = torch.Generator().manual_seed(0)
         >>> q, k, v = (torch.randn(1, 8, 4, generator=g) / 2 for _ in range(3))
-        >>> P = orthogonal_random_matrix(4096, 4, g)  # many features: a close match
+        >>> P = orthogonal_random_matrix(4096, 4, generator=g)  # many: a close match
         >>> dense = scaled_dot_product_attention(q, k, v)[0]
         >>> approx = performer_attention(q, k, v, projection=P)
         >>> bool((approx - dense).abs().max() < 0.05)
@@ -183,7 +185,7 @@ def performer_attention(
         # drawn in float32 (every device has it), then cast: one generator
         # gives the same features whatever q's dtype
         projection = orthogonal_random_matrix(
-            num_features, d_k, generator, dtype=torch.float32, device=q.device
+            num_features, d_k, generator=generator, dtype=torch.float32, device=q.device
         ).to(q.dtype)
     _check_projection(projection, d_k)
     if causal:

@@ -27,30 +27,30 @@ from selfattn.efficient import (
 
 @pytest.mark.parametrize("m,d", [(16, 16), (20, 8), (5, 8)])
 def test_orthogonal_random_matrix_blocks(m, d):
-    W = orthogonal_random_matrix(m, d, torch.Generator().manual_seed(1))
+    W = orthogonal_random_matrix(m, d, generator=torch.Generator().manual_seed(1))
     assert W.shape == (m, d)
     for start in range(0, m, d):
         block = W[start : start + d]
         unit = block / block.norm(dim=1, keepdim=True)
         torch.testing.assert_close(unit @ unit.T, torch.eye(len(block)))
-    again = orthogonal_random_matrix(m, d, torch.Generator().manual_seed(1))
+    again = orthogonal_random_matrix(m, d, generator=torch.Generator().manual_seed(1))
     torch.testing.assert_close(W, again)  # reproducible from the generator
 
 
 def test_orthogonal_random_matrix_norms_are_chi():
     d = 8
-    W = orthogonal_random_matrix(4000, d, torch.Generator().manual_seed(2))
+    W = orthogonal_random_matrix(4000, d, generator=torch.Generator().manual_seed(2))
     sq = (W * W).sum(dim=1)  # chi^2(d): mean d, variance 2d
     assert abs(sq.mean().item() - d) < 4 * math.sqrt(2 * d / 4000)
     with pytest.raises(TypeError, match="generator"):
-        orthogonal_random_matrix(4, 4, None)
+        orthogonal_random_matrix(4, 4, generator=None)
     with pytest.raises(ValueError, match=r"\br must\b"):
-        orthogonal_random_matrix(0, 4, torch.Generator())
+        orthogonal_random_matrix(0, 4, generator=torch.Generator())
 
 
 def test_performer_features_of_one_vector(gen):
     """x may be a single (d,) vector: its (r,) features, as row 0 of a batch."""
-    W = orthogonal_random_matrix(6, 3, gen, dtype=torch.float64)
+    W = orthogonal_random_matrix(6, 3, generator=gen, dtype=torch.float64)
     x = torch.randn(2, 3, generator=gen, dtype=torch.float64)
     torch.testing.assert_close(performer_features(x[0], W), performer_features(x, W)[0])
 
@@ -62,7 +62,7 @@ def test_performer_features_positive_and_unbiased(gen):
     estimates = []
     for seed in range(200):
         W = orthogonal_random_matrix(
-            64, d, torch.Generator().manual_seed(seed), dtype=torch.float64
+            64, d, generator=torch.Generator().manual_seed(seed), dtype=torch.float64
         )
         phi_x, phi_y = performer_features(x, W), performer_features(y, W)
         assert (phi_x > 0).all() and (phi_y > 0).all()
@@ -111,7 +111,7 @@ def test_performer_error_decreases_with_features(gen):
 
 def test_performer_projection_argument_and_causal(gen):
     q, k, v = qkv(gen, 2, T_q=20, d_k=8)
-    W = orthogonal_random_matrix(32, 8, gen, dtype=torch.float64)
+    W = orthogonal_random_matrix(32, 8, generator=gen, dtype=torch.float64)
     out = performer_attention(q, k, v, projection=W, eps=0.0)
     # the same estimator written out: normalised positive-feature kernel
     c = 8**-0.25
@@ -131,7 +131,7 @@ def test_performer_projection_argument_and_causal(gen):
 def test_performer_default_draw_is_256_float32_features(gen):
     q, k, v = (torch.randn(2, 6, 4, generator=gen) for _ in range(3))
     out = performer_attention(q, k, v, generator=torch.Generator().manual_seed(5))
-    W = orthogonal_random_matrix(256, 4, torch.Generator().manual_seed(5))
+    W = orthogonal_random_matrix(256, 4, generator=torch.Generator().manual_seed(5))
     torch.testing.assert_close(out, performer_attention(q, k, v, projection=W))
     # the draw is float32 whatever the default dtype (one generator, one draw)
     default = torch.get_default_dtype()
@@ -152,7 +152,7 @@ def test_performer_matches_the_written_out_ratio(gen):
     """The default eps (1e-6) barely moves the ratio (denominators of order
     one after the stabilising division)."""
     q, k, v = (torch.randn(2, 3, 7, 4, generator=gen) for _ in range(3))
-    W = orthogonal_random_matrix(32, 4, gen)
+    W = orthogonal_random_matrix(32, 4, generator=gen)
     out = performer_attention(q.double(), k.double(), v.double(), projection=W)
     torch.testing.assert_close(out, _performer_ref(q, k, v, W), rtol=1e-3, atol=1e-4)
 
@@ -164,7 +164,7 @@ def test_performer_stabilises_each_query_row_and_each_key_set(gen):
     each batch's keys by their own largest. Batch 0 has one long query and
     short keys, batch 1 short queries and long keys."""
     d = 4
-    W = orthogonal_random_matrix(16, d, gen)
+    W = orthogonal_random_matrix(16, d, generator=gen)
     q, k = torch.randn(2, 5, d, generator=gen), torch.randn(2, 6, d, generator=gen)
     v = torch.randn(2, 6, 3, generator=gen)
     long = 17 / d**-0.25  # |x| with |x c| = 17
@@ -207,7 +207,7 @@ z = torch.zeros
             r"\bq \(3, 4\) and k \(5, 4\)",
         ),
         (
-            lambda: orthogonal_random_matrix(4, 2, 3),
+            lambda: orthogonal_random_matrix(4, 2, generator=3),
             TypeError,
             r"\bgenerator must\b.*\bint\b",
         ),
