@@ -126,8 +126,12 @@ bundle-student: wheel ## [editions] the offline bundle of the student edition
 	$(BIN)/python tools/make_bundle.py --student $(dir $(STUDENT_HTML)) _build/wheel \
 	    $(STUDENT_BUNDLE)
 
-bundle-check: bundle ## [editions] build the offline bundle and open its book from the file
-	$(BIN)/python -m pytest tests/editions/test_bundle.py -q -p no:cacheprovider
+# bundle-check opens the bundle's book from the file in Chromium, then installs
+# selfattn as its README says and runs a chapter from its notebooks/ with the
+# network off (tests/editions/test_bundle_offline.py: about 40 CPU s).
+bundle-check: bundle ## [editions] build the offline bundle, open its book from the file, run a chapter offline
+	$(BIN)/python -m pytest tests/editions/test_bundle.py \
+	    tests/editions/test_bundle_offline.py -q -p no:cacheprovider
 
 # `make chapter` proved: a throw-away copy of the repository gets a chapter
 # from the template, which must pass the notebook checks and build strictly.

@@ -10,7 +10,8 @@ The archive holds one folder, ``self-attention-executable/``, with
   Markdown, solutions folded: ``tools/reader_notebooks.py``, from
   ``_build/notebooks/reader``) without its outputs, to run yourself; their
   links to the book lead to ``../html/`` beside them, not to the website, and
-  their install cell installs the wheel in ``wheels/``;
+  their install cell installs the wheel in ``wheels/`` with ``--no-index``
+  (never the network; ``tests/editions/test_bundle_offline.py`` runs one);
 * ``wheels/``: the course library ``selfattn`` as a wheel (the release's
   wheelhouse for a system, unzipped here, adds every other package);
 * ``requirements.lock``: the versions the book's outputs were made with (the

@@ -36,6 +36,7 @@ own code in Colab, from its tag ``v<version>``, and never upstream's release.
 from __future__ import annotations
 
 import json
+import os
 import re
 import sys
 import tomllib
@@ -88,6 +89,8 @@ SOURCES = {  # repository.install: where selfattn comes from, in this order
 # The lines of the cell that say where selfattn comes from (from_wheel)
 URL_LINE = re.compile(r'^url = "[^"\n]*"\n', re.M)
 SOURCES_LINE = re.compile(r"^sources = .*$", re.M)
+# The end of the cell's pip command, after which from_wheel turns the index off
+PIP_INSTALL = re.compile(r'"install", \*keep\]')
 # The install cell, in this and in earlier versions, starts with these words.
 OPENING = "# Install the course library"
 BLOCK = re.compile(r"```python\n" + re.escape(OPENING) + r".*?\n```", re.S)
@@ -175,10 +178,17 @@ def install_cell(
 def from_wheel(cell: str, wheel: str) -> str:
     """The install cell ``cell``, installing ``wheel`` (a path: absolute, or
     relative to the notebook) and nothing else: the offline bundle's cell
-    (``../wheels/...``), and the tests' (no index, no network)."""
+    (``../wheels/...``), and the tests'. pip gets ``--no-index`` and the
+    wheel's folder as ``--find-links``: it never opens the network (not even
+    for its own version check), and what selfattn needs beyond the installed
+    packages comes from that folder (the bundle's wheels/, where a learner
+    unzips the wheelhouse of their system)."""
     line = f"sources = [{json.dumps(wheel + '[lab]')}]  # the wheel, alone"
     cell, found = SOURCES_LINE.subn(lambda _: line, cell, count=1)
-    if not found:
+    offline = json.dumps(["--no-index", "--find-links", os.path.dirname(wheel) or "."])
+    pip_line = f'"install", *keep]\n    pip += {offline}  # no network'
+    cell, pips = PIP_INSTALL.subn(lambda _: pip_line, cell, count=1)
+    if not (found and pips):
         raise ValueError("an old install cell: run python tools/repository.py sync")
     return URL_LINE.sub("", cell, count=1)
 

@@ -105,6 +105,9 @@ def test_the_bundle_s_cell_installs_its_wheel_alone() -> None:
     wheel = "../wheels/selfattn-2.0.0-py3-none-any.whl"
     local = repository.from_wheel(cell, wheel)
     assert f'sources = ["{wheel}[lab]"]' in local
+    # pip never opens the network; what else it needs, it finds beside the wheel
+    assert 'pip += ["--no-index", "--find-links", "../wheels"]  # no network' in local
+    assert len([ln for ln in local.splitlines() if ln and ln[0] != "#"]) <= 15
     assert "github" not in local and not re.search(r"^url = ", local, re.M)
     with pytest.raises(ValueError, match="sync"):
         repository.from_wheel("# Install the course library\nurl = 'x'\n", wheel)

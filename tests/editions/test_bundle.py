@@ -17,11 +17,13 @@ import os
 import re
 import shutil
 import sys
+import tomllib
 import zipfile
 from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from .test_notebooks import FOLD, myst_left
 
@@ -121,6 +123,7 @@ def test_the_notebooks_are_the_reader_notebooks_without_outputs(
         # the install cell installs the bundle's wheel alone; every other cell as is
         install = "".join(code[0]["source"])
         assert 'sources = ["../wheels/selfattn-' in install and "github" not in install
+        assert '["--no-index", "--find-links", "../wheels"]' in install  # offline
         assert ["".join(c["source"]) for c in ours["cells"] if c is not code[0]] == [
             "".join(c["source"]).replace(f"]({SITE}", "](../html/")
             for c in repo["cells"]
@@ -147,6 +150,18 @@ def test_the_notebooks_link_to_the_book_beside_them(unpacked: Path) -> None:
             beside += 1
             assert (unpacked / "html" / target).is_file(), f"{name}: {target}"
     assert beside > 100, beside
+
+
+def test_the_footer_links_to_license(unpacked: Path) -> None:
+    """Every page's licence line links to LICENSE at the release's tag (issue
+    31, F16; book/_ext/licence_link.py)."""
+    url = yaml.safe_load((ROOT / "_config.yml").read_text("utf-8"))["repository"]["url"]
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))["project"]
+    tag = f"v{project['version']}"
+    link = f'See <a href="{url}/blob/{tag}/LICENSE">LICENSE</a> in'
+    for page in ("book/intro.html", "notebooks/matrix-view.html"):
+        html = (unpacked / "html" / page).read_text(encoding="utf-8")
+        assert link in html, page
 
 
 def _browser() -> Any:
