@@ -18,7 +18,9 @@ import shutil
 import tomllib
 from pathlib import Path
 
+import pytest
 import yaml
+from sphinx.errors import ExtensionError
 
 ROOT = Path(__file__).resolve().parents[2]
 CC_URL = "https://creativecommons.org/licenses/by-sa/4.0/"
@@ -124,6 +126,26 @@ def test_the_book_footer_names_both_licences() -> None:
     footer = config()["html"]["extra_footer"]
     assert says_both(footer)
     assert CC_URL in footer and MIT_URL in footer
+
+
+def test_the_book_footer_links_to_license_at_the_release_s_tag() -> None:
+    """Issue 31, F16: "See LICENSE" with the address (book/_ext/licence_link.py;
+    the built footer: tests/editions/test_bundle.py)."""
+    assert config()["sphinx"]["local_extensions"]["licence_link"] == "book/_ext"
+    spec = importlib.util.spec_from_file_location(
+        "licence_link", ROOT / "book" / "_ext" / "licence_link.py"
+    )
+    licence_link = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(licence_link)
+    repository = licence_link._repository(ROOT)
+    url = f"{repository.url()}/blob/v{repository.version()}/LICENSE"
+    assert licence_link.licence_url(ROOT) == url
+    footer = licence_link.linked(config()["html"]["extra_footer"], ROOT)
+    assert f'See <a href="{url}">LICENSE</a> in ' in footer
+    assert f'<a href="{repository.url()}">the course\'s repository</a>.' in footer
+    assert says_both(footer) and CC_URL in footer and MIT_URL in footer
+    with pytest.raises(ExtensionError, match="lacks"):
+        licence_link.linked("<p>no licence line</p>", ROOT)
 
 
 def test_the_pdf_title_page_carries_the_licence() -> None:
