@@ -55,7 +55,7 @@ def _projections(dtype, device="cpu"):
 def _features(dtype, device="cpu"):
     """One float64 draw of Performer's features, cast: the same in every dtype."""
     g = torch.Generator().manual_seed(2)
-    W = orthogonal_random_matrix(16, D, g, dtype=torch.float64)
+    W = orthogonal_random_matrix(16, D, generator=g, dtype=torch.float64)
     return W.to(device=device, dtype=dtype)
 
 
@@ -123,7 +123,7 @@ def test_orthogonal_random_matrix_in_half_precision():
     """QR has no float16 kernel: the draw is made in float32 and cast."""
     for dtype in (torch.float16, torch.bfloat16):
         W = orthogonal_random_matrix(
-            12, D, torch.Generator().manual_seed(0), dtype=dtype
+            12, D, generator=torch.Generator().manual_seed(0), dtype=dtype
         )
         assert W.dtype == dtype and torch.isfinite(W).all()
 
@@ -149,13 +149,15 @@ def test_performer_draws_on_the_generators_device_and_moves_the_result():
     from selfattn.efficient import orthogonal_random_matrix, performer_attention
 
     g = torch.Generator().manual_seed(0)
-    on_meta = orthogonal_random_matrix(8, 4, g, device="meta")
+    on_meta = orthogonal_random_matrix(8, 4, generator=g, device="meta")
     assert on_meta.device.type == "meta" and on_meta.shape == (8, 4)
     q = torch.randn(2, 5, 4, device="meta")
     out = performer_attention(q, q, q, generator=torch.Generator().manual_seed(0))
     assert out.device.type == "meta" and out.shape == (2, 5, 4)
-    a = orthogonal_random_matrix(8, 4, torch.Generator().manual_seed(1))
-    b = orthogonal_random_matrix(8, 4, torch.Generator().manual_seed(1), device="cpu")
+    a = orthogonal_random_matrix(8, 4, generator=torch.Generator().manual_seed(1))
+    b = orthogonal_random_matrix(
+        8, 4, generator=torch.Generator().manual_seed(1), device="cpu"
+    )
     assert torch.equal(a, b)
 
 
@@ -164,7 +166,7 @@ def test_performer_draws_the_same_features_in_every_dtype():
     then cast), so the estimate differs across dtypes by rounding only."""
     q, k, v = _inputs(torch.float64)
     out = performer_attention(q, k, v, 16, generator=torch.Generator().manual_seed(3))
-    W = orthogonal_random_matrix(16, D, torch.Generator().manual_seed(3))
+    W = orthogonal_random_matrix(16, D, generator=torch.Generator().manual_seed(3))
     assert W.dtype == torch.float32
     torch.testing.assert_close(
         out, performer_attention(q, k, v, projection=W.double()), rtol=0, atol=0
