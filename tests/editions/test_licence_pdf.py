@@ -79,6 +79,7 @@ FONTS = {
     r"WenQuanYi[\w-]*": "WenQuanYi Micro Hei",
     r"DejaVu[\w-]*": "DejaVu Sans, matplotlib's font",  # the vector figures
     r"STIX[\w-]*": "The STIX fonts",  # matplotlib's large mathematical symbols
+    r"Cm[a-z]+\d+": "The BaKoMa Computer Modern fonts",  # matplotlib's mathtext
 }
 
 
