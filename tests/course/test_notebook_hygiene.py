@@ -240,6 +240,24 @@ def test_the_caption_check_fires():
     assert not BARE_MATHS.findall(re.sub(r"\$[^$]*\$", " ", "tiles $B_q$, $W^O$"))
 
 
+# {ref} to an exercise renders "Exercise 3.2" itself, so "exercise {ref}`...`"
+# reads "exercise Exercise 3.2" in the book.
+EXERCISE_TWICE = re.compile(r"\b[Ee]xercises?\s+\{ref\}`[^`]*-ex-[^`]*`")
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_no_exercise_named_twice(path):
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    texts = ["".join(c["source"]) + json.dumps(c.get("metadata", {})) for c in cells]
+    twice = [(i, m) for i, t in enumerate(texts) for m in EXERCISE_TWICE.findall(t)]
+    assert not twice, f"'exercise {{ref}}' renders 'exercise Exercise n.m': {twice}"
+
+
+def test_the_exercise_check_fires():
+    assert EXERCISE_TWICE.findall("see exercise\n{ref}`ch-ex-a`")
+    assert not EXERCISE_TWICE.findall("see {ref}`ch-ex-a`")
+
+
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_no_cell_ends_on_a_bare_glue_call(path):
     """glue returns its value, so a cell ending on ``glue(...)`` prints a stray
