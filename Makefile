@@ -29,7 +29,7 @@ SOURCES := _config.yml _toc.yml $(wildcard book/*.md book/*.bib book/*/*.md) \
            $(wildcard notebooks/*.ipynb) $(LIBRARY_PY)
 
 .PHONY: chapter chapter-check book book-prebuilt book-checked pdf pdf-check student student-check bundle bundle-check editions repository \
-        reader-notebooks reader-notebooks-check notebooks-branches student-pdf \
+        reader-notebooks reader-notebooks-check notebooks-branches student-pdf book-zh translations-check \
         bundle-student wheel test unit notebooks seeds browser lint format serve \
         execute twins lock explore mutation stress sweep check dist floors clean help
 
@@ -113,6 +113,7 @@ endif
 	@echo "The book is built: open file://$(CURDIR)/_build/html/index.html"
 
 book: $(HTML) ## [author] build the HTML book into _build/html, executing every notebook
+	$(MAKE) --no-print-directory book-zh
 	$(MAKE) --no-print-directory reader-notebooks
 	@echo "Book up to date: file://$(CURDIR)/_build/html/index.html"
 
@@ -125,6 +126,25 @@ book-prebuilt: $(STAMP) $(MATHJAX) ## [test] the HTML book from the committed ou
 	$(BIN)/python tools/prebuilt_config.py _config.yml $(PREBUILT_CONFIG)
 	$(BIN)/jupyter-book build . --builder html -W -n --keep-going \
 	    --config $(PREBUILT_CONFIG) || { rm -f $(HTML); exit 1; }
+	$(MAKE) --no-print-directory book-zh
+
+# The Chinese edition (中文版): the same chapters and pages with every block
+# that has a translation in Chinese (tools/translations.py; CONTRIBUTING,
+# "Translations"), built like book-prebuilt from the committed outputs into
+# _build/html/zh, where every English page's language switch points. Code,
+# outputs and glued numbers are the English notebooks' own.
+ZH_SRC := _build/zh-src
+book-zh: $(STAMP) $(MATHJAX) ## [editions] the Chinese edition of the HTML book, into _build/html/zh
+	rm -rf $(ZH_SRC) _build/zh _build/html/zh
+	$(BIN)/python tools/translations.py build $(ZH_SRC)
+	$(BIN)/python tools/prebuilt_config.py --language zh_CN _config.yml $(ZH_SRC)/_config.yml
+	$(BIN)/jupyter-book build $(ZH_SRC) --builder html -W -n --keep-going \
+	    --path-output _build/zh
+	@mkdir -p _build/html && cp -r _build/zh/_build/html _build/html/zh
+	@echo "The Chinese edition: file://$(CURDIR)/_build/html/zh/index.html"
+
+translations-check: $(STAMP) ## [test] every translated chapter and page complete, current and true to its markup
+	$(BIN)/python tools/translations.py check
 
 # The editions besides the HTML book (reader and student notebooks, PDF,
 # student edition, offline bundle) and their checks: mk/editions.mk.
@@ -162,6 +182,7 @@ NBVAL       := $(BIN)/python -m pytest notebooks -q -p no:cacheprovider
 
 test: $(STAMP) $(MATHJAX) ## [test] the whole test suite: lint, unit, nbval, seeds, book, browser
 	$(MAKE) --no-print-directory lint
+	$(MAKE) --no-print-directory translations-check
 	$(MAKE) --no-print-directory -j2 --output-sync=target \
 	    notebooks $(addprefix seed-,$(OTHER_SEEDS)) unit book-checked
 

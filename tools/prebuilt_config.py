@@ -23,6 +23,11 @@ publishing workflow puts them.
 
 With ``--paper letter`` the PDF is set on US letter instead of A4, the paper
 ``_config.yml`` gives it (``make pdf PAPER=letter``).
+
+With ``--language zh_CN`` the copy is the Chinese edition's (``make
+book-zh``): ``language: zh_CN`` (Sphinx then writes 图 3.1, 练习 3.1 and
+``<html lang="zh-CN">``), the Chinese title and footer, and the language
+switch pointing back to the English book (book/_ext/language_switch.py).
 """
 
 from __future__ import annotations
@@ -37,11 +42,39 @@ STUDENT_BRANCH = "student-notebooks"
 PAPERS = ("a4", "letter")
 
 
+# The Chinese edition (--language zh_CN): its title and footer; the rest of
+# the book (sources, figures, numbers) comes from tools/translations.py.
+ZH_TITLE = "自注意力，可执行"
+ZH_FOOTER = (
+    "<p>本书的每个笔记本都在持续集成中执行，代码能检查的每个论断都经过检查。"
+    "本书可以离线阅读：数学公式、搜索和页面都只由本站提供。</p>"
+    '<p class="licence">许可证：正文、图和笔记本采用 <a rel="license" '
+    'href="https://creativecommons.org/licenses/by-sa/4.0/">CC BY-SA 4.0</a> 许可；'
+    "代码（<code>selfattn</code> 库和笔记本的代码单元格）采用 "
+    '<a rel="license" href="https://opensource.org/license/mit">MIT 许可证</a>。'
+    "许可证全文见课程仓库中的 LICENSE。</p>"
+)
+
+
 def main(
-    source: str, target: str, *, student: bool = False, paper: str | None = None
+    source: str,
+    target: str,
+    *,
+    student: bool = False,
+    paper: str | None = None,
+    language: str | None = None,
 ) -> int:
     config = yaml.safe_load(Path(source).read_text(encoding="utf-8"))
     config.setdefault("execute", {})["execute_notebooks"] = "off"
+    if language is not None:
+        if language != "zh_CN":
+            raise SystemExit(f"--language takes zh_CN, not {language!r}")
+        config["title"] = ZH_TITLE
+        config.setdefault("html", {})["extra_footer"] = ZH_FOOTER
+        sphinx_config = config.setdefault("sphinx", {}).setdefault("config", {})
+        sphinx_config.update(
+            language=language, html_title=ZH_TITLE, language_switch="../"
+        )
     if paper is not None:
         if paper not in PAPERS:
             raise SystemExit(f"--paper takes {' or '.join(PAPERS)}, not {paper!r}")
@@ -55,6 +88,7 @@ def main(
             # which `make student` replaces by the student notebook
             html_copy_source=True,
             notebooks_branch=STUDENT_BRANCH,
+            language_switch="",  # the student edition has no Chinese twin
         )
         config.setdefault("html", {})["use_download_button"] = True
         theme = sphinx["config"].setdefault("html_theme_options", {})
@@ -81,8 +115,13 @@ if __name__ == "__main__":
         at = args.index("--paper")
         paper = args.pop(at + 1)
         args.pop(at)
+    language = None
+    if "--language" in args[:-1]:
+        at = args.index("--language")
+        language = args.pop(at + 1)
+        args.pop(at)
     paths = [a for a in args if a != "--student"]
     if len(paths) != 2:
         print(__doc__)
         sys.exit(2)
-    sys.exit(main(paths[0], paths[1], student=student, paper=paper))
+    sys.exit(main(paths[0], paths[1], student=student, paper=paper, language=language))

@@ -16,7 +16,8 @@ a row of links to the letters. Term anchors (``#term-...``) are unchanged, so
 Entry bodies follow the house format ``中文 · symbol: … · defined in
 {doc}`/notebooks/<slug>`.`` followed by a one-line definition; that first line
 is split into its own paragraph (class ``glossary-meta``) so it can be set
-apart typographically. Entries that do not follow the format are left as they
+apart typographically (in the Chinese edition the line ends in "。").
+Entries that do not follow the format are left as they
 are.
 """
 
@@ -79,7 +80,7 @@ def split_meta(item: nodes.definition_list_item) -> None:
         return
     i = refs[0]
     after = children[i + 1] if i + 1 < len(children) else None
-    if not isinstance(after, nodes.Text) or not after.astext().startswith("."):
+    if not isinstance(after, nodes.Text) or not after.astext().startswith((".", "。")):
         return
     rest_text = after.astext()[1:].strip()
     meta = nodes.paragraph("", "", *children[: i + 1], classes=["glossary-meta"])
@@ -131,8 +132,15 @@ def merge_glossaries(app: Sphinx, doctree: nodes.document) -> None:
 
 
 def _term_text(item: nodes.definition_list_item) -> str:
-    term = next(iter(item.findall(nodes.term)), None)
-    return term.astext() if term is not None else ""
+    """The term an entry is sorted by: its first term in Latin letters.
+
+    The Chinese edition's entries name the term in Chinese first and then in
+    English (tools/translations.py); they are filed under the English term,
+    so both editions list the same entries in the same order.
+    """
+    texts = [term.astext() for term in item.findall(nodes.term)]
+    latin = [t for t in texts if t.strip() and t.strip()[0].isascii()]
+    return (latin or texts or [""])[0]
 
 
 def _group_id(name: str) -> str:

@@ -22,6 +22,8 @@ from sphinx.config import Config
 from sphinx.errors import ExtensionError
 
 SENTENCE = "See LICENSE in the course's repository."
+# The Chinese edition's footer (tools/prebuilt_config.py --language zh_CN).
+SENTENCE_ZH = "许可证全文见课程仓库中的 LICENSE。"
 
 
 def _repository(root: Path) -> ModuleType:
@@ -41,9 +43,15 @@ def licence_url(root: Path) -> str:
 
 def linked(footer: str, root: Path) -> str:
     """``footer`` with its sentence on LICENSE made of two links."""
+    repository = _repository(root).url()
+    if SENTENCE_ZH in footer:
+        return footer.replace(
+            SENTENCE_ZH,
+            f'许可证全文见<a href="{repository}">课程仓库</a>中的 '
+            f'<a href="{licence_url(root)}">LICENSE</a>。',
+        )
     if SENTENCE not in footer:
         raise ExtensionError(f"licence_link: the footer lacks {SENTENCE!r}")
-    repository = _repository(root).url()
     sentence = (
         f'See <a href="{licence_url(root)}">LICENSE</a> in '
         f'<a href="{repository}">the course\'s repository</a>.'
