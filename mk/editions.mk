@@ -12,6 +12,11 @@ reader-notebooks: $(STAMP) ## [editions] the reader and student notebooks, into 
 	@test -f $(HTML) || { echo "no built book: run make book first"; exit 1; }
 	$(BIN)/python tools/reader_notebooks.py build _build/html $(NOTEBOOKS_OUT)
 	$(BIN)/python tools/reader_notebooks.py install $(NOTEBOOKS_OUT)/reader _build/html
+	@# the Chinese edition's, from its sources and its book (make book-zh)
+	@test -f _build/html/zh/book/intro.html || { echo "no Chinese edition: make book-zh"; exit 1; }
+	$(BIN)/python tools/reader_notebooks.py build _build/html/zh $(NOTEBOOKS_OUT)/zh \
+	    --sources $(ZH_SRC)/notebooks --language zh_CN
+	$(BIN)/python tools/reader_notebooks.py install $(NOTEBOOKS_OUT)/zh/reader _build/html/zh
 
 reader-notebooks-check: reader-notebooks ## [editions] check the reader and student notebooks
 	$(BIN)/python -m pytest tests/editions/test_notebooks.py -q -p no:cacheprovider

@@ -44,7 +44,7 @@ PAPERS = ("a4", "letter")
 
 # The Chinese edition (--language zh_CN): its title and footer; the rest of
 # the book (sources, figures, numbers) comes from tools/translations.py.
-ZH_TITLE = "自注意力，可执行"
+ZH_TITLE = "可执行的自注意力"
 ZH_FOOTER = (
     "<p>本书的每个笔记本都在持续集成中执行，代码能检查的每个论断都经过检查。"
     "本书可以离线阅读：数学公式、搜索和页面都只由本站提供。</p>"

@@ -3,6 +3,7 @@
 Usage::
 
     python tools/reader_notebooks.py build HTML_DIR OUT_DIR [--edition E]
+        [--sources DIR] [--language zh_CN]
     python tools/reader_notebooks.py install NOTEBOOK_DIR HTML_DIR
     python tools/reader_notebooks.py tree NOTEBOOK_DIR OUT_DIR
 
@@ -497,6 +498,23 @@ class Chapter:
         return "\n".join(items)
 
 
+# Words the tool writes itself, by language (--language zh_CN: the Chinese
+# edition's notebooks, as Sphinx's and sphinx-exercise's zh_CN catalogues
+# word them in the book).
+WORDS = {"solution": "Solution"}
+WORDS_ZH = {"solution": "解答"}
+ADMONITIONS_ZH = {
+    "note": "备注",
+    "tip": "小技巧",
+    "important": "重要",
+    "warning": "警告",
+    "caution": "小心",
+    "attention": "注意",
+    "danger": "危险",
+    "error": "错误",
+    "hint": "提示",
+    "seealso": "参见",
+}
 ADMONITIONS = {
     "note": "Note",
     "tip": "Tip",
@@ -536,7 +554,8 @@ def quote(text: str) -> str:
 
 
 def fold(text: str) -> str:
-    return f"<details><summary>Solution</summary>\n\n{text}\n\n</details>"
+    summary = WORDS["solution"]
+    return f"<details><summary>{summary}</summary>\n\n{text}\n\n</details>"
 
 
 def join(pieces: list[str | Marker]) -> str:
@@ -685,11 +704,25 @@ def convert(source: Path, edition: str, book: Book, bib: Bibliography) -> dict:
 
 
 def build(
-    html_dir: Path, out_dir: Path, editions: tuple[str, ...], sources: Path
+    html_dir: Path,
+    out_dir: Path,
+    editions: tuple[str, ...],
+    sources: Path,
+    language: str = "en",
 ) -> list[Path]:
     """Write every chapter of ``sources`` in each edition; raise a
-    ConversionError naming every construct that could not be written."""
-    book = Book.read(html_dir, published_url())
+    ConversionError naming every construct that could not be written.
+
+    ``language="zh_CN"``: the Chinese edition's notebooks (sources from
+    ``tools/translations.py build``, ``html_dir`` the Chinese book): links go
+    to the published Chinese book (``zh/``) and the tool's own words are
+    Chinese."""
+    url = published_url()
+    if language == "zh_CN":
+        url += "zh/"
+        WORDS.update(WORDS_ZH)
+        ADMONITIONS.update(ADMONITIONS_ZH)
+    book = Book.read(html_dir, url)
     bib = Bibliography(ROOT / "book" / "references.bib")
     written, errors = [], []
     for edition in editions:
@@ -757,6 +790,7 @@ def main(argv: list[str]) -> int:
     b.add_argument("out", type=Path, help="where to write reader/ and student/")
     b.add_argument("--edition", choices=(*EDITIONS, "both"), default="both")
     b.add_argument("--sources", type=Path, default=ROOT / "notebooks")
+    b.add_argument("--language", choices=("en", "zh_CN"), default="en")
     i = sub.add_parser("install", help="copy notebooks into the book's _sources")
     i.add_argument("notebooks", type=Path)
     i.add_argument("html", type=Path)
@@ -767,7 +801,9 @@ def main(argv: list[str]) -> int:
     if args.command == "build":
         editions = EDITIONS if args.edition == "both" else (args.edition,)
         try:
-            written = build(args.html, args.out, editions, args.sources)
+            written = build(
+                args.html, args.out, editions, args.sources, args.language
+            )
         except ConversionError as exc:
             print(f"reader_notebooks: {exc}", file=sys.stderr)
             return 1

@@ -166,7 +166,8 @@ def _trim(text: str, a: int, b: int) -> tuple[int, int]:
 # for autodoc, a generated list.
 NOT_PROSE = re.compile(
     r"^[ \t]*(`{3,}|~{3,}|:{3,})\{(include|eval-rst|literalinclude|glossary-index|"
-    r"footbibliography|bibliography|raw)\}.*?^[ \t]*\1[ \t]*$",
+    r"footbibliography|bibliography|raw|solution-start|solution-end)\}"
+    r".*?^[ \t]*\1[ \t]*$",
     re.M | re.S,
 )
 
