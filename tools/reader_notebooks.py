@@ -801,9 +801,7 @@ def main(argv: list[str]) -> int:
     if args.command == "build":
         editions = EDITIONS if args.edition == "both" else (args.edition,)
         try:
-            written = build(
-                args.html, args.out, editions, args.sources, args.language
-            )
+            written = build(args.html, args.out, editions, args.sources, args.language)
         except ConversionError as exc:
             print(f"reader_notebooks: {exc}", file=sys.stderr)
             return 1
