@@ -228,6 +228,8 @@ def toc_sources(root: Path = ROOT) -> list[Path]:
             if (root / f"{name}{suffix}").exists():
                 out.append(root / f"{name}{suffix}")
                 break
+    # a page written in Chinese (book/how-to-run-zh.md) is its own translation
+    out = [p for p in out if not p.stem.endswith("-zh")]
     out += sorted((root / "book" / "glossary").glob("_*.md"))
     return out + [root / "_toc.yml"]
 
