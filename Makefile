@@ -29,7 +29,7 @@ SOURCES := _config.yml _toc.yml $(wildcard book/*.md book/*.bib book/*/*.md) \
            $(wildcard notebooks/*.ipynb) $(LIBRARY_PY)
 
 .PHONY: chapter chapter-check book book-prebuilt book-checked pdf pdf-check student student-check bundle bundle-check editions repository \
-        reader-notebooks reader-notebooks-check notebooks-branches student-pdf book-zh translations-check \
+        reader-notebooks reader-notebooks-check notebooks-branches student-pdf book-zh pdf-zh translations-check \
         bundle-student wheel test unit notebooks seeds browser lint format serve \
         execute twins lock explore mutation stress sweep check dist floors clean help
 
@@ -133,8 +133,13 @@ book-prebuilt: $(STAMP) $(MATHJAX) ## [test] the HTML book from the committed ou
 # "Translations"), built like book-prebuilt from the committed outputs into
 # _build/html/zh, where every English page's language switch points. Code,
 # outputs and glued numbers are the English notebooks' own.
-ZH_SRC := _build/zh-src
-book-zh: $(STAMP) $(MATHJAX) ## [editions] the Chinese edition of the HTML book, into _build/html/zh
+ZH_SRC  := _build/zh-src
+ZH_HTML := _build/html/zh/book/intro.html
+ZH_DEPS := $(SOURCES) $(shell find translations -name '*.yml' 2>/dev/null) \
+           tools/translations.py tools/prebuilt_config.py
+book-zh: $(ZH_HTML) ## [editions] the Chinese edition of the HTML book, into _build/html/zh
+
+$(ZH_HTML): $(STAMP) $(MATHJAX) $(ZH_DEPS)
 	rm -rf $(ZH_SRC) _build/zh _build/html/zh
 	$(BIN)/python tools/translations.py build $(ZH_SRC)
 	$(BIN)/python tools/prebuilt_config.py --language zh_CN _config.yml $(ZH_SRC)/_config.yml

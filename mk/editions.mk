@@ -60,6 +60,22 @@ pdf: $(STAMP) ## [editions] the PDF edition, A4 (PAPER=letter: US letter; needs 
 	@if [ -d _build/html ]; then cp $(PDF) _build/html/; fi
 	@echo "The PDF edition: $(CURDIR)/$(PDF)"
 
+# The Chinese edition as one PDF (中文版): the same build from the Chinese
+# sources (make book-zh writes them) with the Chinese configuration.
+PDF_ZH := _build/self-attention-executable-zh.pdf
+pdf-zh: $(STAMP) ## [editions] the Chinese edition's PDF (after make book-zh; needs TeX Live)
+	@test -f $(ZH_SRC)/_config.yml || { echo "no Chinese sources: make book-zh first"; exit 1; }
+	rm -rf _build/pdf-zh $(PDF_ZH)
+	$(BIN)/python tools/prebuilt_config.py --language zh_CN $(PAPER_OPTION) _config.yml \
+	    $(ZH_SRC)/_config.pdf.yml
+	env TEXINPUTS=":$(CURDIR)/book/_latex/texmf" \
+	    LATEXOPTS="-interaction=nonstopmode -halt-on-error" \
+	    $(BIN)/jupyter-book build $(ZH_SRC) --builder pdflatex -W -n --keep-going \
+	    --config $(ZH_SRC)/_config.pdf.yml --path-output _build/pdf-zh
+	cp _build/pdf-zh/_build/latex/self-attention-executable.pdf $(PDF_ZH)
+	@if [ -d _build/html/zh ]; then cp $(PDF_ZH) _build/html/zh/; fi
+	@echo "The Chinese PDF edition: $(CURDIR)/$(PDF_ZH)"
+
 pdf-check: pdf ## [editions] build and check the PDF edition
 	$(BIN)/python -m pytest tests/editions/test_pdf.py tests/editions/test_licence_pdf.py -q \
 	    -p no:cacheprovider
