@@ -6,7 +6,8 @@ The archive holds one folder, ``self-attention-executable/``, with
 
 * ``html/``: the built book; open ``html/index.html`` in a browser, with no
   server and no network (mathematics, search and figures are all inside);
-* ``notebooks/``: every chapter as a reader notebook (the book's text in plain
+* ``notebooks/``: every chapter as a reader notebook (and in Chinese in
+  ``notebooks/zh/``, from ``_build/notebooks/zh/reader``) (the book's text in plain
   Markdown, solutions folded: ``tools/reader_notebooks.py``, from
   ``_build/notebooks/reader``) without its outputs, to run yourself; their
   links to the book lead to ``../html/`` beside them, not to the website, and
@@ -51,7 +52,7 @@ Self-attention, executable: the offline bundle{edition}
 Read the book
 -------------
 Open html/index.html in a web browser (double-click it). It needs no server
-and no internet: the mathematics, the search and the figures are inside.{pdf}
+and no internet: the mathematics, the search and the figures are inside.{pdf}{chinese}
 
 Run the notebooks
 -----------------
@@ -112,19 +113,23 @@ OFFLINE = '--no-index --find-links wheels "selfattn[lab]" jupyterlab'  # no netw
 BESIDE = "../html/"  # the book, from notebooks/ in the bundle
 
 
-def strip_outputs(path: Path, wheel: str, site: str | None = None) -> bytes:
+def strip_outputs(
+    path: Path, wheel: str, site: str | None = None, depth: int = 1
+) -> bytes:
     """The notebook with no outputs and no execution counts; its install cell
     installs the bundle's wheel (``../wheels/...``) alone, never PyPI or the
     repository, so it works offline, and its links to the published book
     (``site``, default: the configured one) lead to the book beside it
-    (``../html/``).
+    (``../html/``). A notebook ``depth`` folders below the bundle's top
+    (the Chinese ones in ``notebooks/zh/``: 2) climbs as many.
     Every other cell unchanged."""
     site = site or published_url()
+    up = "../" * depth
     nb = json.loads(path.read_text(encoding="utf-8"))
     for cell in nb["cells"]:
         if cell["cell_type"] == "markdown":
             text = "".join(cell["source"])
-            here = text.replace(f"]({site}", f"]({BESIDE}")
+            here = text.replace(f"]({site}", f"]({up}html/")
             if here != text:
                 cell["source"] = here.splitlines(keepends=True)
         if cell["cell_type"] == "code":
@@ -132,7 +137,7 @@ def strip_outputs(path: Path, wheel: str, site: str | None = None) -> bytes:
             cell["execution_count"] = None
             source = "".join(cell["source"])
             if source.startswith(OPENING):
-                here = from_wheel(source, f"../wheels/{wheel}")
+                here = from_wheel(source, f"{up}wheels/{wheel}")
                 cell["source"] = here.splitlines(keepends=True)
     return (json.dumps(nb, indent=1, ensure_ascii=False) + "\n").encode("utf-8")
 
@@ -173,6 +178,10 @@ def main(html_dir: str, wheel_dir: str, output: str, *, student: bool = False) -
         python=project["project"]["requires-python"].removeprefix(">="),
         pdf=f"\nThe PDF edition is html/{top}.pdf." if pdf else "",
         solutions=STUDENT_SOLUTIONS if student else READER_SOLUTIONS,
+        chinese=""
+        if student or not (html / "zh" / "index.html").is_file()
+        else "\nThe Chinese edition (中文版): html/zh/index.html, and its notebooks in"
+        "\nnotebooks/zh/.",
     )
     with zipfile.ZipFile(output, "w") as zf:
         add(zf, f"{top}/README.txt", readme.encode("utf-8"))
@@ -180,6 +189,11 @@ def main(html_dir: str, wheel_dir: str, output: str, *, student: bool = False) -
         add(zf, f"{top}/wheels/{wheels[0].name}", wheels[0].read_bytes())
         for nb in chapters:
             add(zf, f"{top}/notebooks/{nb.name}", strip_outputs(nb, wheels[0].name))
+        # the Chinese edition's reader notebooks, beside its book in html/zh
+        chinese = ROOT / "_build" / "notebooks" / "zh" / edition
+        for nb in [] if student else sorted(chinese.glob("*.ipynb")):
+            data = strip_outputs(nb, wheels[0].name, depth=2)
+            add(zf, f"{top}/notebooks/zh/{nb.name}", data)
         for f in sorted(p for p in html.rglob("*") if p.is_file()):
             if f.name != ".buildinfo":
                 name = f"{top}/html/{f.relative_to(html).as_posix()}"

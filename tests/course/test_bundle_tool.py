@@ -32,6 +32,7 @@ def readme(student: bool = False) -> str:
         python="3.10",
         offline=make_bundle.OFFLINE,
         pdf="",
+        chinese="",
         solutions=make_bundle.STUDENT_SOLUTIONS
         if student
         else make_bundle.READER_SOLUTIONS,

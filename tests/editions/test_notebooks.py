@@ -339,3 +339,27 @@ def test_colab_and_binder_launch_the_reader_notebooks() -> None:
             f"notebooks/{nb.name}"
         )
         assert colab in links and binder in links, f"{nb.stem}: launch links"
+
+
+# --- the Chinese edition's notebooks (make book-zh, then make reader-notebooks) ------
+ZH_EDITIONS = ("zh/reader", "zh/student")
+ZH_FOLD = re.compile(r"<details><summary>解答</summary>(.*?)</details>", re.S)
+
+
+@pytest.mark.parametrize("edition", ZH_EDITIONS)
+@pytest.mark.parametrize("nb", SOURCES, ids=IDS)
+def test_the_chinese_notebooks_have_no_myst_and_the_sources_code(
+    edition: str, nb: Path
+) -> None:
+    ours = notebook(edition, nb.name)
+    left = {
+        i: myst_left(text_of(c))
+        for i, c in enumerate(ours["cells"])
+        if c["cell_type"] == "markdown"
+    }
+    assert not {i: x for i, x in left.items() if x}, f"{edition}/{nb.name}: MyST left"
+    mine, theirs = code_cells(ours), code_cells(load(nb))
+    assert mine == theirs[: len(mine)], f"{edition}/{nb.name}: code cells differ"
+    folds = ZH_FOLD.findall(markdown(ours))
+    solutions = blocks(nb, "solution")[0]
+    assert len(folds) == (len(solutions) if edition == "zh/reader" else 0)
