@@ -149,6 +149,13 @@ def test_loglog_recovers_power_law_slopes(powers):
         np.testing.assert_allclose(line.get_ydata(), 3.7 * xs**p)
 
 
+def test_loglog_shows_a_flat_slope_without_a_minus_sign():
+    xs = np.array([2.0, 8.0, 32.0, 128.0, 512.0])
+    ax, slopes = plotting.loglog_plot(xs, {"flat": xs**-0.001})
+    assert slopes["flat"] == pytest.approx(-0.001)
+    assert tick_texts(ax.get_legend().get_texts()) == ["flat (slope 0.00)"]
+
+
 def test_loglog_without_fit_and_bad_input():
     xs = [1, 2, 4]
     ax, slopes = plotting.loglog_plot(xs, {"a": [1, 2, 3]}, fit=False)

@@ -65,7 +65,8 @@ def loglog_plot(
         text = str(label)
         if fit:
             slopes[label] = loglog_slope(x, y)
-            text = f"{label} (slope {slopes[label]:.2f})"
+            shown = round(slopes[label], 2) + 0.0  # a slope of -0.001: "0.00"
+            text = f"{label} (slope {shown:.2f})"
         ax.plot(x, y, label=text, **_style(i))
     ax.set_xscale("log")
     ax.set_yscale("log")
