@@ -75,18 +75,19 @@ def _heads(ax, lanes, lane_y, colors, at, shapes, cell) -> None:
 
 
 def multi_head_flow(*, T: int = 4, D: int = 8, H: int = 2) -> Figure:
-    r"""Draw multi-head attention: project, split into heads, attend, concat, ``W^O``.
+    r"""Draw multi-head attention: project, split into heads, attend, concat, ``W_o``.
 
     .. math::
         \operatorname{head}_h = \operatorname{softmax}\!\big(q_h k_h^\top /
         \sqrt{d_k}\big)\, v_h,\qquad
-        \text{out} = [\operatorname{head}_1; \dots; \operatorname{head}_H]\, W^O
+        \text{out} = [\operatorname{head}_1; \dots; \operatorname{head}_H]\, W_o
 
-    ``x`` (``T × D``) is projected by :math:`W_q, W_k, W_v` (``D × D``) to
+    :math:`X` (``T × D``) is projected by :math:`W_q, W_k, W_v` (``D × D``) to
     :math:`Q, K, V`; the ``D`` columns of each are split into ``H`` heads of
     ``d_k = D / H`` columns (coloured by head); each head attends on its own
     (weights ``T × T``); the heads' outputs are concatenated back to
-    ``T × D`` and mixed by :math:`W^O` (Vaswani et al., 2017, sec. 3.2.2).
+    ``T × D`` and mixed by :math:`W_o = (W^O)^\top`, the output projection in the
+    row convention (Vaswani et al., 2017, sec. 3.2.2, write it :math:`W^O`).
     Heads are numbered 1 to ``H``; beyond 4 heads, heads 1, 2 and ``H`` are
     drawn. The shapes are those of a run of
     :class:`selfattn.modules.MultiHeadAttention` ``(D, H)`` (its projections, its
@@ -112,10 +113,10 @@ def multi_head_flow(*, T: int = 4, D: int = 8, H: int = 2) -> Figure:
     fig, ax = d.canvas(11.0, (left, right), (-half - 0.75 * upi, half), bottom=0.8)
     col_colors = [colors[c // d_k] for c in range(shapes["Q"][1])]
     by_head = dict(dims="T × D", col_colors=col_colors)
-    X = d.matrix(ax, (0, 0), shapes["x"], cell, d.GREY, symbol="$x$", dims="T × D")
-    # 1) project: x -> Q, K, V, whose columns fall into H heads
+    X = d.matrix(ax, (0, 0), shapes["x"], cell, d.GREY, symbol="$X$", dims="T × D")
+    # 1) project: X -> Q, K, V, whose columns fall into H heads
     for n, (name, w) in enumerate((("Q", "W_q"), ("K", "W_k"), ("V", "W_v"))):
-        y, symbol = qkv_gap * (1 - n), f"${name} = xW_{name.lower()}$"
+        y, symbol = qkv_gap * (1 - n), f"${name} = XW_{name.lower()}$"
         box = d.matrix(ax, (xs["QKV"], y), shapes["Q"], cell, d.BLACK, symbol=symbol,
                        **by_head)  # fmt: skip
         label = f"${w}$\nD × D\n" + "({} × {})".format(*shapes["W_q"])
@@ -126,12 +127,12 @@ def multi_head_flow(*, T: int = 4, D: int = 8, H: int = 2) -> Figure:
     for y in (qkv_gap, 0.0, -qkv_gap):
         ax.plot([box[2] + 0.05, bx], [y, y], color=d.BLACK, lw=1.3)
     _heads(ax, lanes, lane_y, colors, (bx, xs, wD, hT), shapes, cell)
-    # 3) concatenate the heads, 4) mix them with W^O
+    # 3) concatenate the heads, 4) mix them with W_o = (W^O)^T
     concat = dict(symbol="concat", **by_head)
     C = d.matrix(ax, (xs["concat"], 0), shapes["concat"], cell, d.BLACK, **concat)
     O = d.matrix(ax, (xs["out"], 0), shapes["out"], cell, d.GREY, symbol="out",
                  dims="T × D")  # fmt: skip
-    label = f"$W^O$\n{d.tex('D × D')}\n" + "({} × {})".format(*shapes["W_o"])
+    label = f"$W_o$\n{d.tex('D × D')}\n" + "({} × {})".format(*shapes["W_o"])
     d.arrow(ax, (C[2], 0), (O[0], 0), label, above=True)
     formula = (
         f"split: head $h$ gets $d_k = D/H$ = {d_k} of the $D$ = {D} columns of "
