@@ -29,7 +29,7 @@ SOURCES := _config.yml _toc.yml $(wildcard book/*.md book/*.bib book/*/*.md) \
            $(wildcard notebooks/*.ipynb) $(LIBRARY_PY)
 
 .PHONY: chapter chapter-check book book-prebuilt book-checked pdf pdf-check student student-check bundle bundle-check editions repository \
-        reader-notebooks reader-notebooks-check notebooks-branches student-pdf book-zh pdf-zh translations-check \
+        reader-notebooks reader-notebooks-check notebooks-branches student-pdf book-zh pdf-zh pdf-zh-check translations-check \
         bundle-student wheel test unit notebooks seeds browser lint format serve \
         execute twins lock explore mutation stress sweep check dist floors clean help
 

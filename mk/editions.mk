@@ -63,8 +63,7 @@ pdf: $(STAMP) ## [editions] the PDF edition, A4 (PAPER=letter: US letter; needs 
 # The Chinese edition as one PDF (中文版): the same build from the Chinese
 # sources (make book-zh writes them) with the Chinese configuration.
 PDF_ZH := _build/self-attention-executable-zh.pdf
-pdf-zh: $(STAMP) ## [editions] the Chinese edition's PDF (after make book-zh; needs TeX Live)
-	@test -f $(ZH_SRC)/_config.yml || { echo "no Chinese sources: make book-zh first"; exit 1; }
+pdf-zh: $(STAMP) $(ZH_HTML) ## [editions] the Chinese edition's PDF (needs TeX Live)
 	rm -rf _build/pdf-zh $(PDF_ZH)
 	$(BIN)/python tools/prebuilt_config.py --language zh_CN $(PAPER_OPTION) _config.yml \
 	    $(ZH_SRC)/_config.pdf.yml
@@ -75,6 +74,9 @@ pdf-zh: $(STAMP) ## [editions] the Chinese edition's PDF (after make book-zh; ne
 	cp _build/pdf-zh/_build/latex/self-attention-executable.pdf $(PDF_ZH)
 	@if [ -d _build/html/zh ]; then cp $(PDF_ZH) _build/html/zh/; fi
 	@echo "The Chinese PDF edition: $(CURDIR)/$(PDF_ZH)"
+
+pdf-zh-check: pdf-zh ## [editions] build and check the Chinese edition's PDF
+	$(BIN)/python -m pytest tests/editions/test_pdf_zh.py -q -p no:cacheprovider
 
 pdf-check: pdf ## [editions] build and check the PDF edition
 	$(BIN)/python -m pytest tests/editions/test_pdf.py tests/editions/test_licence_pdf.py -q \
@@ -165,6 +167,6 @@ chapter-check: $(STAMP) $(MATHJAX) ## [editions] prove that a chapter made by ma
 # check side by side, then the bundle (which carries the PDF).
 editions: ## [editions] every edition besides the HTML book, each checked (CI)
 	$(MAKE) --no-print-directory -j2 --output-sync=target pdf-check student-check \
-	    chapter-check
+	    chapter-check pdf-zh-check
 	$(MAKE) --no-print-directory bundle-check
 

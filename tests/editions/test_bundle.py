@@ -50,7 +50,14 @@ def unpacked(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_the_bundle_holds_book_notebooks_wheel_lock_readme(unpacked: Path) -> None:
     assert (unpacked / "html" / "index.html").is_file()
-    assert sorted(p.name for p in (unpacked / "notebooks").iterdir()) == CHAPTERS
+    assert sorted(p.name for p in (unpacked / "notebooks").glob("*.ipynb")) == CHAPTERS
+    # the Chinese edition beside it: its book in html/zh, its notebooks in zh/
+    assert (unpacked / "html" / "zh" / "book" / "intro.html").is_file()
+    chinese = sorted(p.name for p in (unpacked / "notebooks" / "zh").glob("*.ipynb"))
+    assert chinese == CHAPTERS
+    assert "../../html/zh/" in (unpacked / "notebooks" / "zh" / CHAPTERS[0]).read_text(
+        encoding="utf-8"
+    )
     wheels = list((unpacked / "wheels").glob("selfattn-*-py3-none-any.whl"))
     assert len(wheels) == 1
     with zipfile.ZipFile(wheels[0]) as whl:

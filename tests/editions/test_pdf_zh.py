@@ -1,0 +1,42 @@
+"""The Chinese edition's PDF (``make pdf-zh``): built, Chinese, no glyph lost.
+
+Run by ``make pdf-zh-check`` after ``make book-zh``. Oracles: the last xelatex
+log (a CJK character that no font has is reported there as "Missing
+character", and is silently dropped from the page) and the PDF's own text
+(``pdftotext``, poppler-utils).
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+LATEX = ROOT / "_build" / "pdf-zh" / "_build" / "latex"
+PDF = ROOT / "_build" / "self-attention-executable-zh.pdf"
+CJK = re.compile(r"[\u4e00-\u9fff]")
+
+
+def _text() -> str:
+    assert PDF.is_file(), "no Chinese PDF: run `make pdf-zh`"
+    out = subprocess.run(
+        ["pdftotext", "-enc", "UTF-8", str(PDF), "-"], capture_output=True, check=True
+    )
+    return out.stdout.decode("utf-8")
+
+
+def test_no_character_is_missing_from_any_font():
+    log = (LATEX / "self-attention-executable.log").read_text(errors="replace")
+    missing = sorted(set(re.findall(r"Missing character: There is no (\S+)", log)))
+    assert missing == [], f"characters no font has (dropped from the PDF): {missing}"
+
+
+def test_the_pdf_is_the_chinese_edition():
+    text = _text()
+    assert "可执行的自注意力" in text  # its title
+    assert len(CJK.findall(text)) > 20000, "too little Chinese for the Chinese edition"
+    # references as the Chinese edition writes them (Sphinx's zh_CN catalogue)
+    assert re.search(r"图 ?\d+\.\d+", text) and re.search(r"练习 ?\d+\.\d+", text)
+    # a translated chapter's heading
+    assert "逐步计算自注意力" in text
