@@ -218,7 +218,7 @@ class BahdanauSeq2Seq(nn.Module):
 
     .. math::
         h_j &= [\overrightarrow{h}_j; \overleftarrow{h}_j],\qquad
-        H_0 = \tanh(W_s \overleftarrow{h}_1),\qquad
+        H_0 = \tanh(W_s \overleftarrow{h}_1 + b_s),\qquad
         \alpha'_{i,j} = \operatorname{softmax}_j\,
             w_v^\top \tanh(U^q H_{i-1} + U^k h_j),\\
         C_i &= \textstyle\sum_j \alpha'_{i,j} h_j,\qquad
