@@ -70,6 +70,7 @@ def main(
         if language != "zh_CN":
             raise SystemExit(f"--language takes zh_CN, not {language!r}")
         config["title"] = ZH_TITLE
+        config["author"] = "《可执行的自注意力》贡献者"
         config.setdefault("html", {})["extra_footer"] = ZH_FOOTER
         sphinx_config = config.setdefault("sphinx", {}).setdefault("config", {})
         sphinx_config.update(

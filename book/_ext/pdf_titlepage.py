@@ -47,9 +47,23 @@ def preamble(root: Path) -> str:
     )
 
 
+# The Chinese edition's front matter (language zh_CN): booklicence.sty prints
+# its notice in Chinese when \bookchinese is defined, and the contents and
+# index take their Chinese names.
+CHINESE = (
+    "\n% book/_ext/pdf_titlepage.py: the Chinese edition's front matter\n"
+    "\\newcommand{\\bookchinese}{}\n"
+    "\\AtBeginDocument{\\renewcommand{\\contentsname}{目录}"
+    "\\renewcommand{\\indexname}{索引}}\n"
+)
+
+
 def add_preamble(app: Sphinx, config: Config) -> None:
     elements = config.latex_elements
-    elements["preamble"] = elements.get("preamble", "") + preamble(Path(app.srcdir))
+    extra = preamble(Path(app.srcdir))
+    if (config.language or "").startswith("zh"):
+        extra += CHINESE
+    elements["preamble"] = elements.get("preamble", "") + extra
 
 
 def setup(app: Sphinx) -> dict[str, Any]:

@@ -35,6 +35,8 @@ def test_no_character_is_missing_from_any_font():
 def test_the_pdf_is_the_chinese_edition():
     text = _text()
     assert "可执行的自注意力" in text  # its title
+    front = text[: text.index("入门")]  # the title page and the contents' heading
+    assert "许可证" in front and "目录" in front, "the front matter is not in Chinese"
     assert len(CJK.findall(text)) > 20000, "too little Chinese for the Chinese edition"
     # references as the Chinese edition writes them (Sphinx's zh_CN catalogue)
     assert re.search(r"图 ?\d+\.\d+", text) and re.search(r"练习 ?\d+\.\d+", text)
