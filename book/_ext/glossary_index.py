@@ -82,7 +82,7 @@ def split_meta(item: nodes.definition_list_item) -> None:
     after = children[i + 1] if i + 1 < len(children) else None
     if not isinstance(after, nodes.Text) or not after.astext().startswith((".", "。")):
         return
-    rest_text = after.astext()[1:].strip()
+    rest_text = after.astext()[1:].lstrip()  # keep the space before inline maths
     meta = nodes.paragraph("", "", *children[: i + 1], classes=["glossary-meta"])
     rest: list[nodes.Node] = [nodes.Text(rest_text)] if rest_text else []
     rest.extend(children[i + 2 :])
