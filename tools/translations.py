@@ -38,9 +38,17 @@ and the old pair removed.
   (``$...$``, ``$$...$$``), code spans, labels, directive names and options,
   link targets and roles (``{glue:text}``, ``{numref}``, ``{eq}``,
   ``{footcite}``... with the same targets; a role's display text may be
-  translated);
+  translated; a glued value's Chinese twin ``{glue:text}`name_zh``` counts
+  as ``{glue:text}`name```, with or without a format spec);
 - on a glossary term rendered two ways: every ``{term}`` of a translation
   shows the term's Chinese name from the glossary (``{term}`查询 <query>```).
+
+A glued value that is words, not a number (a phrase computed from a
+measurement, such as "faster than nn.RNN at every length up to T = 1024"),
+would print English inside a Chinese sentence. Its notebook glues a Chinese
+twin beside it, computed by the same branches, under the same name plus
+``_zh``; a translation may use ``{glue:text}`name_zh``` where its block has
+``{glue:text}`name```, and ``check`` accepts the twin.
 
 A source without a catalogue stays English in the Chinese edition and is
 listed; with ``--complete`` it fails too.
@@ -78,6 +86,8 @@ DIRECTIVE = re.compile(r"^[ \t]*(?:`{3,}|~{3,}|:{3,})\{([\w:-]+)\}", re.M)
 COMMENT = re.compile(r"^%.*$|<!--.*?-->", re.M | re.S)
 # Roles whose display text a translation may change: their target is compared.
 DISPLAY_ROLES = {"term", "doc", "ref", "numref", "download"}
+# A glued phrase's Chinese twin, `name_zh` (with or without a format spec).
+GLUE_TWIN = re.compile(r"^([^:\s]+?)_zh(?=:|$)")
 # Options whose value is prose, translated with the block.
 PROSE_OPTIONS = {"alt", "caption", "title"}
 HASH_DIGITS = 12
@@ -369,6 +379,8 @@ def markup(text: str) -> Counter:
             body = " ".join((target.group(1) if target else body).split())
             if role == "term":
                 body = body.casefold()
+        elif role.startswith("glue"):  # a glued phrase's Chinese twin counts as it
+            body = GLUE_TWIN.sub(r"\1", body)
         found[f"{{{role}}}{body}"] += 1
     rest = ROLE.sub(" ", rest)
     for m in INLINE_MATHS.finditer(rest):

@@ -156,6 +156,19 @@ def test_the_check_fails_when_a_translation_changes_the_markup(book: Path):
     assert any("changes the markup" in p and "alpha=k^" in p for p in found)
 
 
+def test_a_glued_phrase_may_be_replaced_by_its_chinese_twin(book: Path):
+    """A glued value that is words has a Chinese twin, glued as ``name_zh``;
+    a translation may use it in place of ``name``, and no other name."""
+    path = tr.catalogue_path(book / "book" / "page.md", book)
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text.replace("`n_keys` 个键", "`n_keys_zh` 个键"), "utf-8")
+    assert not _problems(book)
+    path.write_text(text.replace("`n_keys` 个键", "`n_keys_fr` 个键"), "utf-8")
+    assert any("changes the markup" in p and "n_keys_fr" in p for p in _problems(book))
+    assert tr.markup("{glue:text}`t_zh:.2f`") == tr.markup("{glue:text}`t:.2f`")
+    assert tr.markup("{glue:text}`t_zh:.2f`") != tr.markup("{glue:text}`t_zhx:.2f`")
+
+
 def test_the_check_fails_on_a_term_rendered_two_ways(book: Path):
     path = tr.catalogue_path(book / "book" / "page.md", book)
     path.write_text(
