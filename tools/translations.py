@@ -477,7 +477,7 @@ def style_problems(zh: str, glossary: bool = False) -> list[str]:
     break is allowed.
     """
     found = []
-    text = zh.replace("`。\n", "`。") if glossary else zh
+    text = re.sub(r"`(”一章)?。\n", "`。", zh) if glossary else zh
     if CJK_BREAK.search(text):
         at = CJK_BREAK.search(text).group(0).replace("\n", "⏎")
         found.append(

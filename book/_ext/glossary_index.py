@@ -32,6 +32,7 @@ from sphinx.application import Sphinx
 from sphinx.util.docutils import SphinxDirective
 
 SYMBOLS = "Symbols"
+CLOSE_QUOTE = "”一章"  # after the {doc} of a Chinese entry
 
 
 class glossary_index(nodes.General, nodes.Element):  # noqa: N801 (docutils style)
@@ -80,10 +81,16 @@ def split_meta(item: nodes.definition_list_item) -> None:
         return
     i = refs[0]
     after = children[i + 1] if i + 1 < len(children) else None
-    if not isinstance(after, nodes.Text) or not after.astext().startswith((".", "。")):
+    if not isinstance(after, nodes.Text):
         return
-    rest_text = after.astext()[1:].lstrip()  # keep the space before inline maths
-    meta = nodes.paragraph("", "", *children[: i + 1], classes=["glossary-meta"])
+    text = after.astext()
+    # The Chinese edition quotes the chapter title: 定义见“{doc}`…`”一章。
+    close = CLOSE_QUOTE if text.startswith(CLOSE_QUOTE) else ""
+    if not text[len(close) :].startswith((".", "。")):
+        return
+    rest_text = text[len(close) + 1 :].lstrip()  # keep the space before inline maths
+    head = [*children[: i + 1], *([nodes.Text(close)] if close else [])]
+    meta = nodes.paragraph("", "", *head, classes=["glossary-meta"])
     rest: list[nodes.Node] = [nodes.Text(rest_text)] if rest_text else []
     rest.extend(children[i + 2 :])
     new: list[nodes.Node] = [meta]
