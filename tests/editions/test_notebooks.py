@@ -19,6 +19,7 @@ The oracles are independent of that tool:
 
 from __future__ import annotations
 
+import copy
 import html
 import json
 import re
@@ -346,6 +347,15 @@ ZH_EDITIONS = ("zh/reader", "zh/student")
 ZH_FOLD = re.compile(r"<details><summary>解答</summary>(.*?)</details>", re.S)
 
 
+def untranslated(cell: dict) -> dict:
+    """A code cell without what the Chinese edition translates (caption, alt text)."""
+    cell = copy.deepcopy(cell)
+    mystnb = cell.get("metadata", {}).get("mystnb", {})
+    mystnb.get("figure", {}).pop("caption", None)
+    mystnb.get("image", {}).pop("alt", None)
+    return cell
+
+
 @pytest.mark.parametrize("edition", ZH_EDITIONS)
 @pytest.mark.parametrize("nb", SOURCES, ids=IDS)
 def test_the_chinese_notebooks_have_no_myst_and_the_sources_code(
@@ -359,7 +369,10 @@ def test_the_chinese_notebooks_have_no_myst_and_the_sources_code(
     }
     assert not {i: x for i, x in left.items() if x}, f"{edition}/{nb.name}: MyST left"
     mine, theirs = code_cells(ours), code_cells(load(nb))
-    assert mine == theirs[: len(mine)], f"{edition}/{nb.name}: code cells differ"
+    # the same code and outputs; only a figure's caption and alt text are Chinese
+    assert [untranslated(c) for c in mine] == [
+        untranslated(c) for c in theirs[: len(mine)]
+    ], f"{edition}/{nb.name}: code cells differ"
     folds = ZH_FOLD.findall(markdown(ours))
     solutions = blocks(nb, "solution")[0]
     assert len(folds) == (len(solutions) if edition == "zh/reader" else 0)
