@@ -31,6 +31,7 @@ def _pages(root: Path) -> list[Path]:
         p
         for p in root.rglob("*.html")
         if p.name not in skip
+        and p != root / "index.html"  # a redirect to the introduction
         and "_static" not in p.parts
         and "_sources" not in p.parts
         and (root != HTML or "zh" not in p.relative_to(HTML).parts[:1])

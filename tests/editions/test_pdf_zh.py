@@ -42,3 +42,11 @@ def test_the_pdf_is_the_chinese_edition():
     assert re.search(r"图 ?\d+\.\d+", text) and re.search(r"练习 ?\d+\.\d+", text)
     # a translated chapter's heading
     assert "逐步计算自注意力" in text
+
+
+def test_the_chinese_intro_links_to_the_chinese_pdf():
+    """make pdf-zh puts the PDF beside the Chinese book, where its intro links."""
+    html = ROOT / "_build" / "html" / "zh"
+    intro = (html / "book" / "intro.html").read_text(encoding="utf-8")
+    assert 'href="../self-attention-executable-zh.pdf"' in intro
+    assert (html / "self-attention-executable-zh.pdf").is_file()
