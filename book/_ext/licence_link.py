@@ -12,11 +12,10 @@ sentence stops the build, rather than leaving the line without its link.
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
+from book_repository import load as _repository
 from sphinx.application import Sphinx
 from sphinx.config import Config
 from sphinx.errors import ExtensionError
@@ -24,15 +23,6 @@ from sphinx.errors import ExtensionError
 SENTENCE = "See LICENSE in the course's repository."
 # The Chinese edition's footer (tools/prebuilt_config.py --language zh_CN).
 SENTENCE_ZH = "许可证全文见课程仓库中的 LICENSE。"
-
-
-def _repository(root: Path) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "_book_repository", root / "tools" / "repository.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def licence_url(root: Path) -> str:

@@ -12,22 +12,12 @@ addresses come from ``tools/repository.py``, which makes every copy of
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
+from book_repository import load as _repository
 from sphinx.application import Sphinx
 from sphinx.config import Config
-
-
-def _repository(root: Path) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "_book_repository", root / "tools" / "repository.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def _url(address: str) -> str:

@@ -11,12 +11,15 @@ from __future__ import annotations
 
 import difflib
 import hashlib
+import importlib
 import importlib.util
 import json
 import re
 import shutil
+import sys
 import tomllib
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 import yaml
@@ -128,15 +131,19 @@ def test_the_book_footer_names_both_licences() -> None:
     assert CC_URL in footer and MIT_URL in footer
 
 
+def extension(name: str) -> ModuleType:
+    """The book's extension ``book/_ext/<name>.py``, imported as Jupyter Book
+    does (``book/_ext`` on ``sys.path``)."""
+    if str(ROOT / "book" / "_ext") not in sys.path:
+        sys.path.insert(0, str(ROOT / "book" / "_ext"))
+    return importlib.import_module(name)
+
+
 def test_the_book_footer_links_to_license_at_the_release_s_tag() -> None:
     """Issue 31, F16: "See LICENSE" with the address (book/_ext/licence_link.py;
     the built footer: tests/editions/test_bundle.py)."""
     assert config()["sphinx"]["local_extensions"]["licence_link"] == "book/_ext"
-    spec = importlib.util.spec_from_file_location(
-        "licence_link", ROOT / "book" / "_ext" / "licence_link.py"
-    )
-    licence_link = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(licence_link)
+    licence_link = extension("licence_link")
     repository = licence_link._repository(ROOT)
     url = f"{repository.url()}/blob/v{repository.version()}/LICENSE"
     assert licence_link.licence_url(ROOT) == url
@@ -166,11 +173,7 @@ def test_the_pdf_title_page_gives_the_version_and_the_addresses() -> None:
     sty = (ROOT / "book" / "_latex" / "booklicence.sty").read_text(encoding="utf-8")
     for macro in (r"\bookversion", r"\booksite", r"\bookrepository"):
         assert macro in sty, macro
-    spec = importlib.util.spec_from_file_location(
-        "pdf_titlepage", ROOT / "book" / "_ext" / "pdf_titlepage.py"
-    )
-    titlepage = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(titlepage)
+    titlepage = extension("pdf_titlepage")
     preamble = titlepage.preamble(ROOT)
     repository = titlepage._repository(ROOT)
     version = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))["project"]
