@@ -12,7 +12,9 @@ in its own metadata, under ``metadata.license``:
 * ``spdx``: the SPDX expression for the whole notebook;
 * ``text``: the licence of its prose, figures and outputs (CC BY-SA 4.0);
 * ``code``: the licence of its code cells (MIT);
-* ``notice``: the same in one sentence, with the copyright line and the URLs.
+* ``notice``: the same in one sentence, with the copyright line and the URLs,
+  the repository's among them (``repository.url`` in ``_config.yml``:
+  ``make repository URL=...`` rewrites it with the other copies of the URL).
 
 Nothing else in the file changes: the notebook is written back as it is
 stored (one-space indent, UTF-8, keys sorted as nbformat writes them unless
@@ -29,19 +31,25 @@ from pathlib import Path
 from typing import Any
 
 KEY = "license"
-LICENCE: dict[str, str] = {
-    "spdx": "CC-BY-SA-4.0 AND MIT",
-    "text": "CC-BY-SA-4.0",
-    "code": "MIT",
-    "notice": (
-        "Copyright (c) 2026 the Self-attention, executable contributors. "
-        "The text, figures and outputs of this notebook are licensed under "
-        "CC BY-SA 4.0 (https://creativecommons.org/licenses/by-sa/4.0/); "
-        "its code cells under the MIT licence "
-        "(https://opensource.org/license/mit). "
-        "See LICENSE in the course's repository."
-    ),
-}
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from repository import url  # noqa: E402  (the URL's one home)
+
+
+def licence(repo_url: str | None = None) -> dict[str, str]:
+    """The metadata, naming the repository at ``repo_url`` (default: the config's)."""
+    return {
+        "spdx": "CC-BY-SA-4.0 AND MIT",
+        "text": "CC-BY-SA-4.0",
+        "code": "MIT",
+        "notice": (
+            "Copyright (c) 2026 the Self-attention, executable contributors. "
+            "The text, figures and outputs of this notebook are licensed under "
+            "CC BY-SA 4.0 (https://creativecommons.org/licenses/by-sa/4.0/); "
+            "its code cells under the MIT licence "
+            "(https://opensource.org/license/mit). "
+            f"See LICENSE in the course's repository, {repo_url or url()}."
+        ),
+    }
 
 
 def dumps(nb: dict[str, Any], sort_keys: bool = True) -> str:
@@ -49,17 +57,17 @@ def dumps(nb: dict[str, Any], sort_keys: bool = True) -> str:
     return json.dumps(nb, indent=1, ensure_ascii=False, sort_keys=sort_keys) + "\n"
 
 
-def with_licence(text: str) -> str:
+def with_licence(text: str, repo_url: str | None = None) -> str:
     """The notebook ``text`` with the licence in its metadata, stored as it was."""
     nb = json.loads(text)
     # sorted keys, as nbformat writes them, unless the file keeps its own order
     sort_keys = dumps(nb) == text or dumps(nb, sort_keys=False) != text
-    nb.setdefault("metadata", {})[KEY] = dict(LICENCE)
+    nb.setdefault("metadata", {})[KEY] = licence(repo_url)
     return dumps(nb, sort_keys)
 
 
-def has_licence(text: str) -> bool:
-    return json.loads(text).get("metadata", {}).get(KEY) == LICENCE
+def has_licence(text: str, repo_url: str | None = None) -> bool:
+    return json.loads(text).get("metadata", {}).get(KEY) == licence(repo_url)
 
 
 def write(paths: list[Path]) -> list[Path]:

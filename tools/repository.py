@@ -35,12 +35,14 @@ own code in Colab, from its tag ``v<version>``, and never upstream's release.
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import re
 import sys
 import tomllib
 from pathlib import Path
+from types import ModuleType
 
 import nbformat
 import yaml
@@ -224,6 +226,13 @@ RELEASES = re.compile(r"https://github\.com/[\w.-]+/[\w.-]+/releases/latest")
 URLS = re.compile(r"(?m)^\[project\.urls\]\n(?:[A-Za-z].*\n)*")
 
 
+def _licence() -> ModuleType:
+    """``tools/notebook_licence.py``, imported late: it imports this module."""
+    if str(ROOT / "tools") not in sys.path:
+        sys.path.insert(0, str(ROOT / "tools"))
+    return importlib.import_module("notebook_licence")
+
+
 def site(repo_url: str) -> str:
     """The published book: ``html.baseurl``, else the GitHub Pages site of
     ``repo_url`` (as tools/reader_notebooks.py's ``published_url``)."""
@@ -253,7 +262,10 @@ def stale(repo_url: str | None = None) -> list[str]:
     for path in copies():
         cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
         try:
-            if "".join(cells[_install_cell_index(cells, path)]["source"]) != want:
+            text = path.read_text(encoding="utf-8")
+            if "".join(
+                cells[_install_cell_index(cells, path)]["source"]
+            ) != want or not _licence().has_licence(text, repo_url):
                 out.append(path.relative_to(ROOT).as_posix())
         except ValueError:
             out.append(path.relative_to(ROOT).as_posix() + " (no install cell)")
@@ -286,6 +298,7 @@ def sync() -> None:
     want = install_cell(url())
     for path in copies():
         sync_notebook(path, want)
+    _licence().write(copies())  # the licence notice names the repository too
     page = HOW_TO_RUN.read_text(encoding="utf-8")
     page = BLOCK.sub(lambda _: f"```python\n{want}\n```", page)
     HOW_TO_RUN.write_text(page, encoding="utf-8")

@@ -202,10 +202,15 @@ def test_every_notebook_carries_its_licence() -> None:
 
 # --- the tool --------------------------------------------------------------------
 def test_the_licence_metadata_says_both() -> None:
-    lic = notebook_licence.LICENCE
+    lic = notebook_licence.licence()
     assert lic["spdx"] == "CC-BY-SA-4.0 AND MIT"
     assert (lic["text"], lic["code"]) == ("CC-BY-SA-4.0", "MIT")
     assert says_both(lic["notice"]) and CC_URL in lic["notice"]
+    # the repository's address, from _config.yml (make repository rewrites it)
+    url = notebook_licence.url()
+    assert lic["notice"].endswith(f"See LICENSE in the course's repository, {url}.")
+    other = notebook_licence.licence("https://github.com/someone/fork")
+    assert other["notice"].endswith("repository, https://github.com/someone/fork.")
 
 
 def test_the_tool_adds_the_licence_and_changes_nothing_else(tmp_path: Path) -> None:
@@ -219,7 +224,7 @@ def test_the_tool_adds_the_licence_and_changes_nothing_else(tmp_path: Path) -> N
 
         assert notebook_licence.write([copy]) == [copy]
         after = json.loads(copy.read_text(encoding="utf-8"))
-        assert after["metadata"].pop("license") == notebook_licence.LICENCE
+        assert after["metadata"].pop("license") == notebook_licence.licence()
         assert after == before, f"{source.name}: more than the metadata changed"
         # only metadata lines differ, and a second run changes nothing
         assert notebook_licence.write([copy]) == []
@@ -240,8 +245,9 @@ def test_the_tool_changes_only_metadata_lines() -> None:
             # at most a comma after the line before the new key
             assert all(ln + "," in added for ln in removed), (source.name, removed)
             new = [ln for ln in added if ln.rstrip(",") not in removed]
-            assert len(new) == len(notebook_licence.LICENCE) + 2, (source.name, new)
-            assert json.loads(after)["metadata"]["license"] == notebook_licence.LICENCE
+            assert len(new) == len(notebook_licence.licence()) + 2, (source.name, new)
+            lic = json.loads(after)["metadata"]["license"]
+            assert lic == notebook_licence.licence()
 
 
 def test_check_fails_on_a_notebook_without_a_licence(tmp_path: Path) -> None:
