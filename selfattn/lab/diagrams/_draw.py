@@ -39,7 +39,12 @@ def fill(c: str, alpha: float = 0.3) -> tuple[float, float, float, float]:
     return to_rgba(hue(c), alpha)
 
 
-_fill = fill  # the name decoder_only.py imports
+def figure(size, rows: int = 1, cols: int = 1, **adjust) -> tuple[Figure, object]:
+    """A white figure of ``size`` inches holding ``rows x cols`` axes (one axes,
+    or an array of them), placed by ``subplots_adjust(**adjust)``."""
+    fig, axes = plt.subplots(rows, cols, figsize=size, facecolor="white")
+    fig.subplots_adjust(**adjust)
+    return fig, axes
 
 
 def canvas(width: float, xlim, ylim, *, top=0.5, bottom=0.5) -> tuple[Figure, Axes]:
