@@ -17,10 +17,9 @@ from selfattn.attention import scaled_dot_product_attention
 from selfattn.modules import SelfAttention
 
 
-def _pipeline_shapes(
-    convention: str, T: int, D: int, d_k: int, d_v: int
-) -> dict[str, tuple[int, int]]:
-    """The shapes of every matrix, from a run of the library on a dummy input."""
+def _pipeline_shapes(convention: str, T: int, D: int, d_k: int, d_v: int) -> tuple:
+    """The shapes of the seven matrices ``X Q K V S W O`` (the figure's letters)
+    and of the three projections, from a run of the library on a dummy input."""
     if convention == "rows":
         gen = torch.Generator().manual_seed(0)
         layer = SelfAttention(D, d_k, d_v, generator=gen)
@@ -29,23 +28,23 @@ def _pipeline_shapes(
             q, k, v = layer.W_q(x), layer.W_k(x), layer.W_v(x)  # (1, T, d)
             scores = q @ k.transpose(-2, -1) / math.sqrt(d_k)  # (1, T_q, T_k)
             out, weights = scaled_dot_product_attention(q, k, v)  # (1, T, d_v)
-        named = dict(X=x, W_q=layer.W_q.weight.T, W_k=layer.W_k.weight.T)
-        named |= dict(W_v=layer.W_v.weight.T, Q=q, K=k, V=v, S=scores)
-        named |= dict(weights=weights, out=out)
+        named = dict(X=x, Q=q, K=k, V=v, S=scores, W=weights, O=out)
+        proj = (layer.W_q.weight.T, layer.W_k.weight.T, layer.W_v.weight.T)
     else:
         rng = np.random.default_rng(0)
         I = rng.standard_normal((D, T))  # (D, T): the inputs as columns
         W_q, W_k = rng.standard_normal((2, d_k, D))  # (d_k, D) each
         W_v = rng.standard_normal((d_v, D))  # (d_v, D)
         res = reference.self_attention_columns(I, W_q, W_k, W_v)
-        named = dict(I=I, W_q=W_q, W_k=W_k, W_v=W_v, Q=W_q @ I, K=W_k @ I)
-        named |= dict(V=W_v @ I, A=res.A, A_prime=res.A_prime, O=res.O)
-    return {name: tuple(a.shape[-2:]) for name, a in named.items()}
+        named = dict(X=I, Q=W_q @ I, K=W_k @ I, V=W_v @ I, S=res.A, W=res.A_prime)
+        named |= dict(O=res.O)
+        proj = (W_q, W_k, W_v)
+    shapes = {key: tuple(a.shape[-2:]) for key, a in named.items()}
+    return shapes, [tuple(w.shape) for w in proj]
 
 
 TEXT = {  # what each convention calls the seven matrices X Q K V S W O
     "rows": dict(
-        names=("X", "Q", "K", "V", "S", "weights", "out"),
         dims=("T × D", "T × d_k", "T × d_k", "T × d_v", "T_q × T_k", "T_q × T_k")
         + ("T × d_v",),
         symbols=("$X$", "$Q = XW_q$", "$K = XW_k$", "$V = XW_v$")
@@ -57,7 +56,6 @@ TEXT = {  # what each convention calls the seven matrices X Q K V S W O
         title="Self-attention, row convention (selfattn, PyTorch)",
     ),
     "columns": dict(
-        names=("I", "Q", "K", "V", "A", "A_prime", "O"),
         dims=("D × T", "d_k × T", "d_k × T", "d_v × T", "T_k × T_q", "T_k × T_q")
         + ("d_v × T",),
         symbols=("$I$", "$Q = W^qI$", "$K = W^kI$", "$V = W^vI$")
@@ -71,9 +69,8 @@ TEXT = {  # what each convention calls the seven matrices X Q K V S W O
 }
 LEGEND = [("input", "input"), ("queries", "query"), ("keys", "key")]
 LEGEND += [("values", "value"), ("scores, weights", "score"), ("output", "output")]
-COLOR = dict(
-    X="input", Q="query", K="key", V="value", S="score", W="weight", O="output"
-)
+COLOR = dict(X="input", Q="query", K="key", V="value", S="score", W="weight")
+COLOR |= dict(O="output")
 
 
 def _layout(size: dict[str, tuple[int, int]], cell: float):
@@ -131,23 +128,19 @@ def qkv_pipeline(
         raise ValueError(f"convention must be 'rows' or 'columns', got {convention!r}")
     for name, n in (("T", T), ("D", D), ("d_k", d_k), ("d_v", d_v)):
         check_int(name, n)
-    shapes = _pipeline_shapes(convention, T, D, d_k, d_v)
+    size, proj = _pipeline_shapes(convention, T, D, d_k, d_v)
     text = TEXT[convention]
     cell = min(0.32, 2.4 / max(T, D, d_k, d_v))
-    size = {
-        key: shapes[name] for key, name in zip("XQKVSWO", text["names"], strict=True)
-    }
     xs, ys, (left, right, bottom, top) = _layout(size, cell)
     fig, ax = d.canvas(10.0, (left, right), (bottom, top))
     box = {}
     for key, symbol, dims in zip("XQKVSWO", text["symbols"], text["dims"], strict=True):
-        names = dict(symbol=symbol, dims=dims, note=text["notes"].get(key, ""))
-        box[key] = d.matrix(
-            ax, (xs[key], ys[key]), size[key], cell, COLOR[key], **names
-        )
+        at, names = (xs[key], ys[key]), dict(symbol=symbol, dims=dims)
+        names["note"] = text["notes"].get(key, "")
+        box[key] = d.matrix(ax, at, size[key], cell, COLOR[key], **names)
     # 1) project: X -> Q, K, V
     for n, key in enumerate("QKV"):
-        ps = shapes[("W_q", "W_k", "W_v")[n]]
+        ps = proj[n]
         label = f"{text['proj'][n]}\n{d.tex(text['proj_dims'][n])}\n({ps[0]} × {ps[1]})"
         d.arrow(ax, (box["X"][2], ys["X"]), (box[key][0], ys[key]), label, where=0.55)
     # 2) scores from Q and K, 3) softmax, 4) weighted sum of the values

@@ -90,27 +90,27 @@ def vit_pipeline(vit: torch.nn.Module, image: Tensor) -> Figure:
     ax.imshow(image[0].numpy(), cmap="gray_r", extent=(box[0], box[2], box[1], box[3]),
               interpolation="nearest", zorder=1)  # fmt: skip
     grid = [(k * px, box[1], k * px, box[3]) for k in range(0, W_img + 1, p)]
-    grid += [
-        (0, box[3] - k * px, w_img, box[3] - k * px) for k in range(0, H_img + 1, p)
-    ]
+    grid += [(0, y, w_img, y) for y in box[3] - px * np.arange(0, H_img + 1, p)]
     d.segments(ax, grid, color=d.VERMILLION, lw=1.2)
     d.text(ax, w_img / 2, box[3] + 0.12, "image", d.FONT, va="bottom")
     shape = f"$C \\times H_{{img}} \\times W_{{img}}$\n({C} × {H_img} × {W_img})"
     label = f"{shape}\n{T_p} patches\nof {p} × {p} pixels"
     d.text(ax, w_img / 2, box[1] - 0.12, label, va="top")
-    stages = [  # (shape, colour, symbol, dims, note)
-        ((T_p, CP), d.GREY, "patches", "T_p × C p^2", "a row\nper patch"),
-        ((T_p, D), d.BLUE, "embedded", "T_p × D", ""),
-        ((T, D), d.GREEN, "tokens", "T × D", "row 0:\nclass token"),
-        (s["encoded"], d.PURPLE, "encoded", "T × D", ""),
-        (s["summary"], d.PURPLE, "summary", "1 × D", ""),
-        (s["logits"], d.VERMILLION, "logits", "1 × classes", ""),
-    ]
+    stages = [  # (shape, colour, symbol, dims, note, in the key)
+        ((T_p, CP), d.GREY, "patches", "T_p × C p^2", "a row\nper patch",
+         "a patch's pixels, one row"),
+        ((T_p, D), d.BLUE, "embedded", "T_p × D", "", "embedded patches"),
+        ((T, D), d.GREEN, "tokens", "T × D", "row 0:\nclass token",
+         "tokens, positions added"),
+        (s["encoded"], d.PURPLE, "encoded", "T × D", "", "after the encoder"),
+        (s["summary"], d.PURPLE, "summary", "1 × D", "", ""),
+        (s["logits"], d.VERMILLION, "logits", "1 × classes", "", "logits"),
+    ]  # fmt: skip
     boxes = [box]
-    for xc, (shape, color, symbol, dims, note) in zip(centres[1:], stages, strict=True):
+    for xc, (shape, c, symbol, dims, note, _) in zip(centres[1:], stages, strict=True):
         size = cell * 1.3 if symbol == "logits" else cell
         names = dict(symbol=symbol, dims=dims, note=note)
-        boxes.append(d.matrix(ax, (xc, 0.0), shape, size, color, **names))
+        boxes.append(d.matrix(ax, (xc, 0.0), shape, size, c, **names))
     for box in boxes[3:5]:  # the class token's row, in the tokens and after the blocks
         d.row(ax, box, box[3] - cell, cell, fc=d.ORANGE, alpha=0.8, ec="none", zorder=3)
     blocks = f"encoder\nblock{'s' if depth > 1 else ''} ×{depth}"
@@ -118,14 +118,8 @@ def vit_pipeline(vit: torch.nn.Module, image: Tensor) -> Figure:
     labels = ["patchify", "linear\n$E$", "+ [CLS]\n+ positions", blocks, read]
     d.chain(ax, boxes, labels + ["LN,\nlinear"], above=True, size=d.SMALL - 1)
     ax.set_title("A Vision Transformer: patches as tokens", size=d.FONT + 1)
-    key = [
-        ("a patch's pixels, one row", d.GREY),
-        ("embedded patches", d.BLUE),
-        ("tokens, positions added", d.GREEN),
-        ("class token [CLS]", d.ORANGE),
-        ("after the encoder", d.PURPLE),
-        ("logits", d.VERMILLION),
-    ]
+    key = [(label, color) for _, color, *_, label in stages if label]
+    key.insert(3, ("class token [CLS]", d.ORANGE))
     d.legend(fig, key, ncol=3)
     return fig
 
@@ -190,8 +184,7 @@ def _looks(ax, row: Tensor, grid: tuple[int, int], query, field, vmax: float):
         dashed = dict(fill=False, ec="white", lw=1.5, ls="--")
         xy, w, h = (c0 - 0.5, r0 - 0.5), c1 - c0 + 1, r1 - r0 + 1
         ax.add_patch(Rectangle(xy, w, h, **dashed))
-    ax.set_xticks([])
-    ax.set_yticks([])
+    ax.set(xticks=[], yticks=[])
     return im
 
 
