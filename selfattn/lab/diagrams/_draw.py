@@ -174,9 +174,8 @@ def chain(ax: Axes, boxes: list, labels: list[str], **kw) -> None:
         arrow(ax, end, start, label, **kw)
 
 
-def box(
-    ax: Axes, x: float, y: float, s: str, color: str, w: float, h: float, size=FONT
-) -> None:
+def box(ax: Axes, x: float, y: float, s: str, color: str, w: float, h: float,
+        size=FONT) -> None:  # fmt: skip
     """A rounded box of colour or role ``color`` (light fill, full outline),
     centred at (x, y), ``s`` in it."""
     xy, c = (x - w / 2, y - h / 2), hue(color)

@@ -49,9 +49,8 @@ def _checked_weights(weights: object, n: int, m: int) -> Tensor:
     return w
 
 
-def _alignment_weights(
-    m: int, n: int, alignment: Sequence[int] | None, sharpness: float
-) -> Tensor:
+def _alignment_weights(m: int, n: int, alignment: Sequence[int] | None,
+                       sharpness: float) -> Tensor:  # fmt: skip
     """The weights of one-hot keys and queries that each match ``alignment[i]``."""
     if alignment is None or len(alignment) != n:
         raise ValueError(
@@ -109,14 +108,10 @@ def _contexts(ax: Axes, enc_x, dec_x, w: Tensor) -> None:
     ax.set_title("with attention: a context $C_i$ per step", size=d.FONT)
 
 
-def encoder_decoder(
-    source: Sequence[str] = ("the", "black", "cat"),
-    target: Sequence[str] = ("le", "chat", "noir"),
-    *,
-    alignment: Sequence[int] | None = (0, 2, 1),
-    sharpness: float = 2.0,
-    weights: object | None = None,
-) -> Figure:
+def encoder_decoder(source: Sequence[str] = ("the", "black", "cat"),
+                    target: Sequence[str] = ("le", "chat", "noir"), *,
+                    alignment: Sequence[int] | None = (0, 2, 1), sharpness: float = 2.0,
+                    weights: object | None = None) -> Figure:  # fmt: skip
     r"""Draw an encoder–decoder without and with attention, side by side.
 
     Left: the encoder's states :math:`h_1, \dots, h_m` (one per source token)

@@ -54,15 +54,10 @@ def favourite_stats(weights: Any, targets: Sequence[int] | None = None) -> dict:
     return {"favourites": fav, "distinct": len(set(fav.tolist())), "on_target": hits}
 
 
-def favourite_keys(
-    weights: Mapping[str, Any],
-    *,
-    queries: Sequence[Any] | None = None,
-    keys: Sequence[Any] | None = None,
-    targets: Sequence[int] | None = None,
-    xlabel: str = "key",
-    ylabel: str = "query",
-) -> Figure:
+def favourite_keys(weights: Mapping[str, Any], *, queries: Sequence[Any] | None = None,
+                   keys: Sequence[Any] | None = None,
+                   targets: Sequence[int] | None = None, xlabel: str = "key",
+                   ylabel: str = "query") -> Figure:  # fmt: skip
     """Heatmaps of attention weights, one per function, each row's favourite ringed.
 
     Args:

@@ -61,9 +61,8 @@ def _pattern(ax, buckets: torch.Tensor, n_buckets: int) -> None:
     ax.set_title(f"may attend: same bucket\n{share}", size=d.FONT)
 
 
-def lsh_buckets(
-    *, n_points: int = 32, n_buckets: int = 4, generator: torch.Generator | None = None
-) -> Figure:
+def lsh_buckets(*, n_points: int = 32, n_buckets: int = 4,
+                generator: torch.Generator | None = None) -> Figure:  # fmt: skip
     r"""Draw Reformer's angular LSH in 2-D and the attention pattern it allows.
 
     Left: ``n_points`` points near the unit circle coloured by their bucket

@@ -56,9 +56,8 @@ def _dilations(kernel: int, layers: int, dilated: bool) -> list[int]:
     return [kernel**layer if dilated else 1 for layer in range(layers)]
 
 
-def receptive_field(
-    T: int, kernel: int, layers: int, *, dilated: bool, out: int
-) -> list[list[int]]:
+def receptive_field(T: int, kernel: int, layers: int,
+                    *, dilated: bool, out: int) -> list[list[int]]:  # fmt: skip
     """The nodes that reach output ``out`` of a stack of ``layers`` convolutions.
 
     Args:

@@ -51,14 +51,9 @@ def _circle(ax, pts, f: int, omega: float, M, delta: int, starts: list[int]) -> 
     ax.set_yticks([-1, 0, 1])
 
 
-def offset_circles(
-    *,
-    embed_dim: int = 64,
-    pairs: Sequence[int] = (0, 4),
-    n_positions: int = 8,
-    delta: int = 2,
-    starts: Sequence[int] = (0, 3),
-) -> Figure:
+def offset_circles(*, embed_dim: int = 64, pairs: Sequence[int] = (0, 4),
+                   n_positions: int = 8, delta: int = 2,
+                   starts: Sequence[int] = (0, 3)) -> Figure:  # fmt: skip
     r"""Draw pairs of the sinusoidal encoding on the unit circle, and the turn
     :math:`M_f(\delta)` that moves every position :math:`\delta` steps on.
 

@@ -23,9 +23,8 @@ TAGGERS = ("per-token", "window", "self-attention")
 PAD = "<pad>"  # how a padding position is labelled in the figure
 
 
-def tagger_reads(
-    length: int, T: int | None = None, *, radius: int
-) -> dict[str, Tensor]:
+def tagger_reads(length: int, T: int | None = None, *,
+                 radius: int) -> dict[str, Tensor]:  # fmt: skip
     """Which inputs the output at each position reads, for the three taggers.
 
     Args:
@@ -97,14 +96,8 @@ def _words(ax, kind: str, labels: list[str], read, length: int, clue) -> None:
         d.text(ax, j, 0.0, word, d.FONT, gid=gid, **look)
 
 
-def tagger_views(
-    words: Sequence[str],
-    position: int,
-    *,
-    radius: int = 2,
-    clue: int | None = None,
-    pad: int = 0,
-) -> Figure:
+def tagger_views(words: Sequence[str], position: int, *, radius: int = 2,
+                 clue: int | None = None, pad: int = 0) -> Figure:  # fmt: skip
     """Draw which words each tagger reads to tag the word at ``position``.
 
     Three panels, one per tagger of :func:`~selfattn.lab.diagrams.tagger_reads`

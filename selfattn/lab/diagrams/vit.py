@@ -188,15 +188,9 @@ def _looks(ax, row: Tensor, grid: tuple[int, int], query, field, vmax: float):
     return im
 
 
-def patch_attention(
-    images: Tensor,
-    weights: Mapping[str, Tensor],
-    *,
-    patch: int,
-    query: int,
-    titles: Sequence[str] | None = None,
-    field: int | None = 3,
-) -> Figure:
+def patch_attention(images: Tensor, weights: Mapping[str, Tensor], *, patch: int,
+                    query: int, titles: Sequence[str] | None = None,
+                    field: int | None = 3) -> Figure:  # fmt: skip
     """Draw where one query patch looks, image by image and head by head.
 
     Row ``r`` is image ``r``: first the image with the patch grid and the query
