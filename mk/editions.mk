@@ -166,6 +166,7 @@ chapter-check: $(STAMP) $(MATHJAX) ## [editions] prove that a chapter made by ma
 # student edition (with its notebooks, PDF and bundle) and the new-chapter
 # check side by side, then the bundle (which carries the PDF).
 editions: ## [editions] every edition besides the HTML book, each checked (CI)
+	$(MAKE) --no-print-directory translations-complete
 	$(MAKE) --no-print-directory -j2 --output-sync=target pdf-check student-check \
 	    chapter-check pdf-zh-check
 	$(MAKE) --no-print-directory bundle-check

@@ -156,6 +156,36 @@ def test_the_check_fails_when_a_translation_changes_the_markup(book: Path):
     assert any("changes the markup" in p and "alpha=k^" in p for p in found)
 
 
+def test_english_ahead_of_its_translation_is_behind_not_wrong(book: Path):
+    """make test (check --behind-ok) lists a block the Chinese edition shows in
+    English but passes; a broken translation fails it; make editions (check)
+    fails on both."""
+    page = book / "book" / "page.md"
+    page.write_text(page.read_text() + "\nA new paragraph.\n")
+    behind, wrong = tr.findings(page, book)
+    assert any("no translation of 'A new paragraph.'" in p for p in behind)
+    assert wrong == []
+    path = tr.catalogue_path(page, book)
+    path.write_text(
+        path.read_text(encoding="utf-8").replace("{glue:text}`n_keys`", "3"),
+        encoding="utf-8",
+    )
+    behind, wrong = tr.findings(page, book)
+    assert any("changes the markup" in p for p in wrong)
+    assert any("no translation" in p for p in behind)
+
+
+def test_the_command_fails_on_behind_only_without_behind_ok(
+    book: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+):
+    page = book / "book" / "page.md"
+    page.write_text(page.read_text() + "\nA new paragraph.\n")
+    monkeypatch.setattr(tr, "ROOT", book)
+    assert tr.main(["check", "--behind-ok"]) == 0
+    assert "behind (shown in English" in capsys.readouterr().out
+    assert tr.main(["check"]) == 1
+
+
 def test_a_glued_phrase_may_be_replaced_by_its_chinese_twin(book: Path):
     """A glued value that is words has a Chinese twin, glued as ``name_zh``;
     a translation may use it in place of ``name``, and no other name."""
