@@ -219,6 +219,15 @@ def mark(label: str, **kw) -> Line2D:
     return Line2D([], [], label=label, **kw)
 
 
+def graph_key(ms: float, output: str, hot: str, other: str) -> list[Line2D]:
+    """The key of a graph: its input nodes (white) and ``output`` nodes (sky
+    blue), ``ms`` points wide, then its ``hot`` (vermillion) and ``other``
+    (grey) edges."""
+    node = dict(ls="", marker="o", mec=BLACK, ms=ms)
+    nodes = [mark("input", mfc="white", **node), mark(output, mfc=SKY, **node)]
+    return nodes + [mark(hot, color=VERMILLION, lw=2), mark(other, color=GREY, lw=1)]
+
+
 def legend(where: Figure | Axes, entries: list, ncol: int | None = None, **kw):
     """A key along the bottom of ``where``, all in one row unless ``ncol`` says
     otherwise (``loc`` and the rest as keywords). An entry is a ready handle

@@ -4,7 +4,6 @@ with the path lengths and sequential operations of :mod:`selfattn.paths`
 
 from __future__ import annotations
 
-import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
 
 import selfattn.lab.diagrams._draw as d
@@ -15,6 +14,10 @@ _ORDERS = {  # (path length, sequential operations) in Vaswani et al. (2017)
     "recurrence": ("O(n)", "O(n)"),
     "self-attention": ("O(1)", "O(1)"),
 }
+_EDGE = {  # is the edge into the highlighted output: its style
+    True: dict(color=d.VERMILLION, lw=2.0),
+    False: dict(color=d.GREY, lw=0.8),
+}
 
 
 def _layer(ax, kind: str, T: int, kernel: int, star: int, top: float) -> int:
@@ -23,21 +26,14 @@ def _layer(ax, kind: str, T: int, kernel: int, star: int, top: float) -> int:
     Returns its number of sequential operations."""
     reads, needs = layer_reads(kind, T, kernel)
     for hot in (False, True):  # the highlighted edges on top
-        style = dict(color=d.VERMILLION if hot else d.GREY, lw=2.0 if hot else 0.8)
         edges = [
             (j, 0, i, top) for i in range(T) if (i == star) == hot for j in reads[i]
         ]
-        d.segments(ax, edges, zorder=2 if hot else 1, **style)
+        d.segments(ax, edges, zorder=2 if hot else 1, **_EDGE[hot])
     for i in range(T):
-        hot = (
-            dict(color=d.VERMILLION, lw=2.0)
-            if i == star
-            else dict(color=d.GREY, lw=0.8)
-        )
+        look = _EDGE[i == star] | dict(mutation_scale=11, shrinkA=7, shrinkB=7)
         for j in needs[i]:
-            d.arrow(
-                ax, (j, top), (i, top), mutation_scale=11, shrinkA=7, shrinkB=7, **hot
-            )
+            d.arrow(ax, (j, top), (i, top), **look)
     node = dict(s=110, edgecolors=d.BLACK, linewidths=1.2, zorder=3)
     ax.scatter(range(T), [0] * T, c="white", **node)
     ax.scatter(range(T), [top] * T, c=[d.SKY] * T, **node)
@@ -70,8 +66,8 @@ def connectivity(*, T: int = 8, kernel: int = 3) -> Figure:
         The figure, one axes per kind of layer.
     """
     paths = path_lengths(T, kernel)  # checks T and kernel
-    fig, axes = plt.subplots(1, 3, figsize=(10.5, 5.0), facecolor="white")
-    fig.subplots_adjust(left=0.01, right=0.99, top=0.91, bottom=0.43, wspace=0.08)
+    fig, axes = d.figure((10.5, 5.0), 1, 3, left=0.01, right=0.99, top=0.91,
+                         bottom=0.43, wspace=0.08)  # fmt: skip
     star, top = T // 2, 2.0  # the output whose edges are highlighted
     for ax, kind in zip(axes, LAYERS, strict=True):
         n_seq = _layer(ax, kind, T, kernel, star, top)
@@ -82,14 +78,8 @@ def connectivity(*, T: int = 8, kernel: int = 3) -> Figure:
         text += f"sequential operations: {n_seq}   [{seq_o}]"
         style = dict(transform=ax.transAxes, va="top", linespacing=1.6)
         d.text(ax, 0.5, -0.04, text, **style)
-    node = dict(ls="", marker="o", mec=d.BLACK, ms=10)
-    key = [
-        d.mark("input", mfc="white", **node),
-        d.mark("output (recurrence: hidden state)", mfc=d.SKY, **node),
-        d.mark(f"edges into output {star}", color=d.VERMILLION, lw=2),
-        d.mark("other edges", color=d.GREY, lw=1),
-    ]
-    d.legend(fig, key, 2)
+    output, hot = "output (recurrence: hidden state)", f"edges into output {star}"
+    d.legend(fig, d.graph_key(10, output, hot, "other edges"), 2)
     note = f"T = {T} positions (0 to {T - 1}). [ ]: Vaswani et al. (2017), Table 1 "
     note += "and sec. 4, n = T, k = kernel\n(a contiguous kernel needs O(n/k) "
     note += "layers; Table 1's O(log_k n) is for dilated convolutions)"

@@ -7,7 +7,6 @@ what PyTorch's convolution connects (``conv_reads``).
 
 from __future__ import annotations
 
-import matplotlib.pyplot as plt
 import torch
 from matplotlib.figure import Figure
 from torch import nn
@@ -144,17 +143,10 @@ def receptive_fields(
     T, kernel = check_int("T", T), check_int("kernel", kernel, minimum=3)
     layers = check_int("layers", layers)
     out = T // 2 if out is None else out
-    fig, axes = plt.subplots(2, 1, figsize=(10.5, 2.0 + 1.25 * (layers + 1)))
-    fig.patch.set_facecolor("white")
-    fig.subplots_adjust(left=0.2, right=0.99, top=0.93, bottom=0.12, hspace=0.45)
+    fig, axes = d.figure((10.5, 2.0 + 1.25 * (layers + 1)), 2, 1, left=0.2, right=0.99,
+                         top=0.93, bottom=0.12, hspace=0.45)  # fmt: skip
     for ax, dilated in zip(axes, (False, True), strict=True):
         _stack(ax, T, kernel, layers, dilated, out)
-    node = dict(ls="", marker="o", mec=d.BLACK, ms=7)
-    key = [
-        d.mark("input", mfc="white", **node),
-        d.mark("layer output", mfc=d.SKY, **node),
-        d.mark(f"what reaches output {out}", color=d.VERMILLION, lw=2),
-        d.mark("other connections", color=d.GREY, lw=1),
-    ]
-    d.legend(fig, key)
+    hot = f"what reaches output {out}"
+    d.legend(fig, d.graph_key(7, "layer output", hot, "other connections"))
     return fig

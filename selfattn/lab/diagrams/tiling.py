@@ -41,12 +41,10 @@ def truncated_band(*, T: int = 12, radius: int = 2, causal: bool = False) -> Fig
     codes = mask.astype(int)  # 0: may not attend, 1: may attend
     codes[star, mask[star]] = 2  # the highlighted query's keys
     keys = np.flatnonzero(mask[star])
-    fig, ax = plt.subplots(figsize=(9.0, 6.0), facecolor="white")
-    fig.subplots_adjust(left=0.09, right=0.6, top=0.9, bottom=0.1)
+    fig, ax = d.figure((9.0, 6.0), left=0.09, right=0.6, top=0.9, bottom=0.1)
     d.cells(ax, codes, ["white", d.fill(d.SKY, 0.8), d.ORANGE])
-    step = 1 if T <= 16 else -(-T // 12)
-    ax.set_xticks(range(0, T, step))
-    ax.set_yticks(range(0, T, step))
+    ticks = range(0, T, 1 if T <= 16 else -(-T // 12))
+    ax.set(xticks=ticks, yticks=ticks)
     ax.tick_params(labelsize=d.SMALL)
     ax.set_xlabel("key j", size=d.FONT)
     ax.set_ylabel("query i", size=d.FONT)
@@ -189,9 +187,8 @@ def online_softmax_tiling(*, T_q: int = 8, T_k: int = 8, B_q: int = 4,
     _grid(ax, visited, T_q, T_k, B_q, B_k)
     _visit(ax, first, cell_in, rad)
     text_h = height - 0.9  # inches
-    tx = fig.add_axes(
-        ((width - text_w - 0.1) / width, 0.4 / height, text_w / width, text_h / height)
-    )
+    at = ((width - text_w - 0.1) / width, 0.4 / height, text_w / width, text_h / height)
+    tx = fig.add_axes(at)
     tx.axis("off")
     y = 1.0
     for n, line in enumerate(rule):
