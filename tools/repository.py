@@ -12,9 +12,15 @@ The URL lives in ``_config.yml`` (``repository.url``: the book's repository,
 launch and issue buttons). A notebook opened in Colab cannot read that file,
 so the first cell of every notebook (the install cell, tagged ``remove-cell``)
 carries the URL, ``book/how-to-run.md`` shows that cell, and the wheel's
-``[project.urls]`` in ``pyproject.toml`` (PyPI's links) are made from it.
-Those copies are written by this tool and checked by
-``tests/course/test_repository.py``; nobody edits them by hand.
+``[project.urls]`` in ``pyproject.toml`` (PyPI's links) are made from it,
+and so are the links of ``README.md``, which PyPI shows as the package's page
+(``readme`` in pyproject.toml), where a relative link leads nowhere: a page of
+the book links to the published book (``site``), a file or folder of the
+repository to this release's tag (``{url}/blob/v<version>/...``,
+``{url}/tree/v<version>/...``), and the reader notebooks to the branch the
+launch buttons open (``notebooks_branch``). Those copies are written by this
+tool and checked by ``tests/course/test_repository.py``; nobody edits them by
+hand.
 
 The install cell (at most 15 lines of code: a learner reads it first) installs
 the first of its ``sources`` that pip can install: the released package
@@ -223,6 +229,14 @@ RELEASE_PAGES = [
     ROOT / "README.md",
 ]
 RELEASES = re.compile(r"https://github\.com/[\w.-]+/[\w.-]+/releases/latest")
+README = ROOT / "README.md"
+# A Markdown link's target; a GitHub link to a ref of a repository; a page of
+# the published book (the book's pages are book/<name>.md)
+LINK = re.compile(r"\]\((?P<target>[^)\s]+)\)")
+GITHUB_REF = re.compile(
+    r"https://github\.com/[\w.-]+/[\w.-]+/(?:blob|tree)/(?P<ref>[^/)\s]+)/(?P<path>\S*)"
+)
+BOOK_PAGE = re.compile(r"https://\S+?/(?P<page>book/[\w/-]+)\.html")
 URLS = re.compile(r"(?m)^\[project\.urls\]\n(?:[A-Za-z].*\n)*")
 
 
@@ -242,6 +256,45 @@ def site(repo_url: str) -> str:
         return base.rstrip("/") + "/"
     owner, name = repo_url.rstrip("/").split("/")[-2:]
     return f"https://{owner.lower()}.github.io/{name}/"
+
+
+def notebooks_branch() -> str:
+    """The branch the launch buttons open: the reader notebooks (_config.yml)."""
+    config = yaml.safe_load(CONFIG.read_text(encoding="utf-8"))
+    return config["sphinx"]["config"]["notebooks_branch"]
+
+
+def reader_notebooks(repo_url: str) -> str:
+    """The reader notebooks on GitHub: ``notebooks/`` of the notebooks branch."""
+    return f"{repo_url}/tree/{notebooks_branch()}/notebooks"
+
+
+def _readme_link(target: str, repo_url: str) -> str:
+    """The absolute URL that ``target``, a link of README.md, is written as:
+    itself where it is neither the repository's file nor the book's page."""
+    if target.startswith("#"):
+        return target
+    path = target
+    if github := GITHUB_REF.fullmatch(target):
+        if github["ref"] == notebooks_branch():
+            return f"{repo_url}/tree/{github['ref']}/{github['path']}"
+        path = github["path"]
+    elif book := BOOK_PAGE.fullmatch(target):
+        path = book["page"] + ".md"
+    elif re.match(r"[a-z][a-z0-9+.-]*:", target):
+        return target  # another site
+    if not (ROOT / path).exists():
+        return target  # not ours: a relative one fails the tests
+    if path.startswith("book/") and path.endswith(".md"):
+        return site(repo_url) + path.removesuffix(".md") + ".html"
+    kind = "tree" if (ROOT / path).is_dir() else "blob"
+    return f"{repo_url}/{kind}/{tag()}/{path.rstrip('/')}"
+
+
+def readme(repo_url: str, text: str | None = None) -> str:
+    """README.md (or ``text``) with its links made absolute for ``repo_url``."""
+    text = README.read_text(encoding="utf-8") if text is None else text
+    return LINK.sub(lambda m: f"]({_readme_link(m['target'], repo_url)})", text)
 
 
 def project_urls(repo_url: str) -> str:
@@ -279,6 +332,10 @@ def stale(repo_url: str | None = None) -> list[str]:
     urls = URLS.findall(PYPROJECT.read_text(encoding="utf-8"))
     if urls != [project_urls(repo_url or url())]:
         out.append(PYPROJECT.relative_to(ROOT).as_posix())
+    text = README.read_text(encoding="utf-8")
+    notebooks_link = f"]({reader_notebooks(repo_url or url())})"
+    if readme(repo_url or url(), text) != text or notebooks_link not in text:
+        out.append(README.relative_to(ROOT).as_posix() + " (links)")
     return out
 
 
@@ -309,6 +366,7 @@ def sync() -> None:
         )
     toml = PYPROJECT.read_text(encoding="utf-8")
     PYPROJECT.write_text(URLS.sub(project_urls(url()), toml, count=1), encoding="utf-8")
+    README.write_text(readme(url()), encoding="utf-8")
 
 
 def set_url(repo_url: str, install: str | None = None) -> None:

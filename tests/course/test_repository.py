@@ -43,11 +43,57 @@ def test_every_copy_of_the_url_is_made_from_the_config() -> None:
 
 def test_a_changed_url_makes_every_copy_stale() -> None:
     other = "https://github.com/someone/elsewhere"
-    # the copies, the how-to-run page's cell, pyproject.toml's [project.urls]
-    # and the pages' links to the latest release
+    # the copies, the how-to-run page's cell, pyproject.toml's [project.urls],
+    # README.md's links and the pages' links to the latest release
     assert len(repository.stale(other)) == (
-        len(repository.copies()) + 2 + len(repository.RELEASE_PAGES)
+        len(repository.copies()) + 3 + len(repository.RELEASE_PAGES)
     )
+
+
+def test_the_readme_has_no_relative_link() -> None:
+    """PyPI shows README.md as the package's page, where a relative link leads
+    nowhere (and GitHub shows a book page as raw MyST): sync writes them all
+    absolute, to the book, the release's tag or the notebooks branch."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    relative = re.findall(r"\]\((?!https://|#)[^)]*\)", readme)
+    assert relative == [], "run python tools/repository.py sync"
+    assert "](" in readme and "README.md (links)" not in repository.stale()
+
+
+def test_sync_makes_the_readme_s_links_absolute() -> None:
+    me, tag = "https://github.com/Me/book", repository.tag()
+    text = (
+        "[a](book/how-to-run.md) [b](selfattn/) [c](LICENSE) [d](#sources)"
+        " [e](https://example.org/x) [f](https://github.com/x/y/blob/v0.1/LICENSE)"
+        " [g](https://github.com/x/y/tree/notebooks/notebooks)"
+        " [h](https://x.github.io/y/book/how-to-run-zh.html)"
+    )
+    assert repository.readme(me, text) == (
+        "[a](https://me.github.io/book/book/how-to-run.html)"
+        f" [b]({me}/tree/{tag}/selfattn) [c]({me}/blob/{tag}/LICENSE) [d](#sources)"
+        f" [e](https://example.org/x) [f]({me}/blob/{tag}/LICENSE)"
+        f" [g]({me}/tree/notebooks/notebooks)"
+        " [h](https://me.github.io/book/book/how-to-run-zh.html)"
+    )
+
+
+def test_the_learners_block_opens_the_readme() -> None:
+    """Under the title: both how-to-run pages, the reader notebooks (the branch
+    the launch buttons open) and the Releases page; the authors' part after."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    title, block = readme.split("\n\n", 2)[:2]
+    assert title == "# Self-attention, executable"
+    assert block.startswith("**Learners: start here.**")
+    site, url = repository.site(repository.url()), repository.url()
+    for link in (
+        f"{site}book/how-to-run.html",
+        f"{site}book/how-to-run-zh.html",
+        repository.reader_notebooks(url),
+        f"{url}/releases/latest",
+    ):
+        assert f"]({link})" in block, link
+    assert repository.reader_notebooks(url) == f"{url}/tree/notebooks/notebooks"
+    assert readme.index("## Set-up") > readme.index("## Chapters") > len(block)
 
 
 def test_the_wheel_links_to_the_book_the_repository_and_its_releases() -> None:
