@@ -126,6 +126,7 @@ class ViT(nn.Module):
             self.pool = pool
             if image_size % patch:
                 raise ValueError(f"patch={patch} must divide image_size={image_size}")
+            self.image_size, self.in_channels = image_size, in_channels
             self.patch, self.num_patches = patch, (image_size // patch) ** 2
             D = embed_dim
             self.embed = nn.Linear(in_channels * patch * patch, D)
@@ -140,6 +141,12 @@ class ViT(nn.Module):
 
     def _tokens(self, images: Tensor) -> Tensor:
         """images ``(B, C, H, W)`` -> :math:`z_0` ``(B, N + 1, D)``."""
+        C, S = self.in_channels, self.image_size
+        if check_images(images).shape[1:] != (C, S, S):
+            raise ValueError(
+                f"images must have shape (B, {C}, {S}, {S}) (in_channels={C}, "
+                f"image_size={S}), got {shape_str(images)}"
+            )
         x = self.embed(patchify(images, self.patch))  # (B, N, D)
         cls = self.cls.expand(x.shape[0], -1, -1)  # (B, 1, D)
         return self.pos(torch.cat([cls, x], dim=1))  # (B, N + 1, D)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
-from selfattn._checks import check_int, ff_width
+from selfattn._checks import check_int, check_sequence, ff_width
 from selfattn._params import init_from
 from selfattn.modules import MultiHeadAttention
 
@@ -47,6 +47,7 @@ class TransformerEncoderBlock(nn.Module):
         super().__init__()
         ff_dim = ff_width(ff_dim, check_int("embed_dim", embed_dim))  # None: 4 D
         with init_from(self, generator):
+            self.embed_dim = embed_dim
             self.norm1 = nn.LayerNorm(embed_dim)
             self.attn = MultiHeadAttention(embed_dim, num_heads)
             self.norm2 = nn.LayerNorm(embed_dim)
@@ -60,6 +61,7 @@ class TransformerEncoderBlock(nn.Module):
     ) -> Tensor:
         """x ``(B, T, D)`` -> ``(B, T, D)``; ``mask`` and ``causal`` as in
         :class:`~selfattn.modules.MultiHeadAttention`."""
+        check_sequence("x", x, self.embed_dim)
         a = self.attn(self.norm1(x), mask=mask, causal=causal)  # (B, T, D)
         h = x + self.drop(a)  # (B, T, D)
         return h + self.drop(self.ffn(self.norm2(h)))  # (B, T, D)
@@ -69,4 +71,5 @@ class TransformerEncoderBlock(nn.Module):
     ) -> Tensor:
         """The weights ``(B, H, T, T)`` of the block's attention in ``self(x)``:
         those of ``self.attn`` on the normalised input ``LN(x)``."""
+        check_sequence("x", x, self.embed_dim)
         return self.attn.attention_weights(self.norm1(x), mask=mask, causal=causal)

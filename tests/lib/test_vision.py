@@ -70,6 +70,20 @@ def test_vit_and_cnn_shapes_and_gradients():
         ViT(8, 2, 1, 10, pool="max")
 
 
+def test_vit_refuses_images_of_another_size_or_channel_count():
+    """A smaller image would run on fewer patches (and the position table's
+    first rows), a wider channel count would fail inside the patch embedding:
+    both are refused at the top, naming images and the shapes."""
+    vit = ViT(
+        8, 4, 1, 3, embed_dim=8, depth=1, num_heads=2, generator=torch.Generator()
+    )
+    expected = r"^images must have shape \(B, 1, 8, 8\) \(in_channels=1, image_size=8\)"
+    for shape in [(2, 1, 4, 4), (2, 3, 8, 8), (2, 1, 8, 4)]:
+        for method in (vit, vit.attention_weights):
+            with pytest.raises(ValueError, match=expected + rf", got \(2, {shape[1]}"):
+                method(torch.rand(*shape))
+
+
 def test_vit_mean_pool_reads_the_patch_average():
     """pool="mean": the head sees the mean of the patch outputs (oracle: the
     blocks run by hand, then the same norm and head)."""
