@@ -39,12 +39,11 @@ def _checked_weights(weights: object, n: int, m: int) -> Tensor:
             f"weights must have shape (len(target), len(source)) = ({n}, {m}), "
             f"got {tuple(w.shape)}"
         )
-    if (w < 0).any() or not torch.allclose(
-        w.sum(-1), torch.ones(n, dtype=w.dtype), atol=1e-5
-    ):
+    sums = w.sum(-1)  # (n,)
+    if (w < 0).any() or not torch.allclose(sums, torch.ones_like(sums), atol=1e-5):
         raise ValueError(
             "weights: every row must be non-negative and sum to 1 (the attention "
-            f"weights of one output step), got row sums {w.sum(-1).tolist()}"
+            f"weights of one output step), got row sums {sums.tolist()}"
         )
     return w
 

@@ -20,10 +20,8 @@ from selfattn.lab.plotting import CMAP
 
 # the ring of each row's favourite: white with a black halo, visible on any
 # viridis cell, dark or bright
-_RING = {
-    "color": "white",
-    "halo": [patheffects.withStroke(linewidth=4, foreground="black")],
-}
+_HALO = [patheffects.withStroke(linewidth=4, foreground="black")]
+_RING = dict(color="white", halo=_HALO)
 
 
 def _weights(name: str, w: Any) -> np.ndarray:

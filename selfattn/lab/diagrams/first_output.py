@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import matplotlib.pyplot as plt
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.patches import Circle, FancyBboxPatch
@@ -68,11 +67,8 @@ def first_output(a: Tensor, q: Tensor, k: Tensor, v: Tensor, tokens: Sequence[st
     out, w = scaled_dot_product_attention(q[:1], k, v)  # (1, d_v), (1, T)
     b1, weights = out[0], w[0]
     if ax is None:
-        fig, ax = plt.subplots(figsize=(1.75 * T + 0.5, 5))
-        fig.patch.set_facecolor("white")  # readable on the dark theme too
-    right = 1.5 * T + 0.2
-    ax.set(xlim=(-0.8, right), ylim=(-0.5, 4.5), aspect="equal")
-    ax.axis("off")
+        fig, ax = d.figure((1.75 * T + 0.5, 5))  # white: readable on the dark theme
+    d.panel(ax, (-0.8, 1.5 * T + 0.2), (-0.5, 4.5), equal=True)
     top = 1.5 * (T - 1) / 2 + 0.9  # b^1 sits above the middle of the inputs
     _box(ax, -0.3, 1.9, f"$q^1$ {_fmt(q[0])}", d.BLUE, 0.8)
     _arrow(ax, (0.5, 0.2), (-0.3, 1.7))
@@ -88,9 +84,8 @@ def first_output(a: Tensor, q: Tensor, k: Tensor, v: Tensor, tokens: Sequence[st
         ax.text(x - 0.36, 2.7, f"{wi:.2f}", ha="center", va="center", fontsize=9)
         _arrow(ax, (0.1, 2.1), (x - 0.62, 2.7), lw=0.6, color="0.6")  # q^1
         _arrow(ax, (x - 0.36, 1.5), (x - 0.36, 2.44))  # k^i
-        _arrow(
-            ax, (x + 0.36, 1.5), (top, 3.85), 0.5 + 6 * wi, d.ORANGE, f"arrow {i + 1}"
-        )
+        lw, gid = 0.5 + 6 * wi, f"arrow {i + 1}"  # v^i, as wide as its weight
+        _arrow(ax, (x + 0.36, 1.5), (top, 3.85), lw, d.ORANGE, gid)
     _box(ax, top, 4.05, f"$b^1$ = {_fmt(b1.round(decimals=2))}", d.PURPLE, 1.6)
     ax.text(-0.75, 2.7, r"$\alpha'_{1,j}$", va="center", fontsize=11)
     return ax.figure

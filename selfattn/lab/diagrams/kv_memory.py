@@ -26,14 +26,9 @@ def _vector(x: Tensor) -> str:
 
 
 X = dict(q=0.8, k=3.6, s=6.3, w=7.4, v=11.0, o=14.2)  # the columns
-HEADS = dict(  # each column's heading
-    q="query $q$",
-    k="key $k_j$",
-    s=r"score $\alpha_j$",
-    w=r"weight $\alpha'_j$",
-    v="value $v_j$",
-    o=r"output $\sum_j \alpha'_j v_j$",
-)
+HEADS = dict(q="query $q$", k="key $k_j$")  # each column's heading
+HEADS |= dict(s=r"score $\alpha_j$", w=r"weight $\alpha'_j$")
+HEADS |= dict(v="value $v_j$", o=r"output $\sum_j \alpha'_j v_j$")
 
 
 def _check(q: Tensor, K: Tensor, V: Tensor, labels: Sequence[str] | None) -> int:
@@ -113,10 +108,7 @@ def key_value_memory(q: Tensor, K: Tensor, V: Tensor, *, scale: float = 1.0,
     d.box(ax, X["o"], y_mid, _vector(out), "output", 1.8, 0.55, d.SMALL)
     note = "★ largest score: the entry a hard lookup returns"
     d.text(ax, X["k"] - 1.6, -N + 0.2, note, ha="left")
-    key = [
-        ("query", "query"),
-        ("keys", "key"),
-        ("weights (bar, arrow width)", "weight"),
-    ]
-    d.legend(fig, key + [("values", "value"), ("output", "output")])
+    key = [("query", "query"), ("keys", "key")]
+    key += [("weights (bar, arrow width)", "weight"), ("values", "value")]
+    d.legend(fig, key + [("output", "output")])
     return fig

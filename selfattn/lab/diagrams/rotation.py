@@ -47,8 +47,7 @@ def _circle(ax, pts, f: int, omega: float, M, delta: int, starts: list[int]) -> 
     ax.set_xlabel(f"$P_{{i,{2 * f}}} = \\sin \\omega_{{{f}}} i$", size=d.SMALL)
     ax.set_ylabel(f"$P_{{i,{2 * f + 1}}} = \\cos \\omega_{{{f}}} i$", size=d.SMALL)
     ax.set(xlim=(-1.35, 1.35), ylim=(-1.35, 1.35), aspect="equal")
-    ax.set_xticks([-1, 0, 1])
-    ax.set_yticks([-1, 0, 1])
+    ax.set(xticks=[-1, 0, 1], yticks=[-1, 0, 1])
 
 
 def offset_circles(*, embed_dim: int = 64, pairs: Sequence[int] = (0, 4),
@@ -108,12 +107,9 @@ def offset_circles(*, embed_dim: int = 64, pairs: Sequence[int] = (0, 4),
         _circle(ax, pts, f, omega[f].item(), M[f], delta, starts)
     title = f"A fixed offset is a rotation (D = {D}): "
     fig.suptitle(title + f"$p_{{i+{delta}}} = M({delta})\\, p_i$", size=d.FONT)
-    key = [
-        d.mark("position $i$", marker="o", ls="none", color=d.BLUE),
-        d.mark(
-            f"$M_f({delta})$: from $i$ to $i + {delta}$", color=d.VERMILLION, lw=1.8
-        ),
-    ]
+    turn = f"$M_f({delta})$: from $i$ to $i + {delta}$"
+    key = [d.mark("position $i$", marker="o", ls="none", color=d.BLUE)]
+    key.append(d.mark(turn, color=d.VERMILLION, lw=1.8))
     d.legend(fig, key, bbox_to_anchor=(0.5, 0.01))
     fig.tight_layout(rect=(0, 0.13, 1, 0.92))
     return fig

@@ -139,6 +139,7 @@ def tagger_views(words: Sequence[str], position: int, *, radius: int = 2,
     fig, axes = plt.subplots(3, 1, figsize=(10.0, 7.6), facecolor="white")
     fig.subplots_adjust(left=0.02, right=0.98, top=0.95, bottom=0.1, hspace=0.45)
     top, tag = 1.5, dict(boxstyle="round,pad=0.3", fc="white", ec=d.BLUE, lw=1.6)
+    output = f"tag of '{words[position]}'"
     for ax, kind, title in zip(axes, TAGGERS, titles, strict=True):
         d.panel(ax, (-0.6, T - 0.4), (-0.45, top + 0.45))
         ax.set_title(title, size=d.SMALL, loc="left")
@@ -150,9 +151,7 @@ def tagger_views(words: Sequence[str], position: int, *, radius: int = 2,
             x, label = j + 0.3 * (position - j), f"{j - position:+d}"
             d.text(ax, x, 0.55, label, d.SMALL - 1, color=d.BLUE, zorder=3, bbox=box)
         _words(ax, kind, words + [PAD] * pad, seen[kind], length, clue)
-        d.text(
-            ax, position, top, f"tag of '{words[position]}'", d.FONT, bbox=tag, zorder=2
-        )
+        d.text(ax, position, top, output, d.FONT, bbox=tag, zorder=2)
         if clue is not None:
             sees = bool(seen[kind][clue])
             note = "sees the deciding word" if sees else "cannot see the deciding word"
