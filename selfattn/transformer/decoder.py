@@ -133,6 +133,18 @@ class TransformerDecoderBlock(nn.Module):
                     f"{shape_str(x)} and memory {shape_str(memory)}"
                 )
 
+    def _check_memory_mask(
+        self, memory_mask: Tensor | None, x: Tensor, T_k: int
+    ) -> None:
+        """``memory_mask`` broadcasts to ``(B, T_q, T_k)`` or, per head, is
+        ``(B, H, T_q, T_k)`` (as ``MultiHeadAttention`` takes it)."""
+        if memory_mask is None or self.cross_attn is None:
+            return
+        B, T_q = x.shape[:2]
+        per_head = isinstance(memory_mask, Tensor) and memory_mask.dim() == 4
+        shape = (B, self.num_heads, T_q, T_k) if per_head else (B, T_q, T_k)
+        check_mask(memory_mask, torch.Size(shape), name="memory_mask")
+
     def forward(
         self,
         x: Tensor,
@@ -146,12 +158,15 @@ class TransformerDecoderBlock(nn.Module):
 
         ``mask``: bool, broadcastable to ``(B, T_q, T_q)``, for the
         self-attention; ``memory_mask``: bool, broadcastable to
-        ``(B, T_q, T_k)``, for the cross-attention (e.g.
+        ``(B, T_q, T_k)`` or per head ``(B, H, T_q, T_k)``, for the
+        cross-attention (e.g.
         :func:`selfattn.masks.length_mask` of the source); True = may
         attend. ``causal``: query ``i`` attends only positions ``j <= i``
         of ``x`` (the default: a decoder must not see the future).
         """
         self._check(x, memory)
+        if memory is not None:
+            self._check_memory_mask(memory_mask, x, memory.shape[1])
         a = self.self_attn(self.norm1(x), mask=mask, causal=causal)  # (B, T_q, D)
         h = x + self.drop(a)  # (B, T_q, D)
         if self.cross_attn is not None:
@@ -171,6 +186,8 @@ class TransformerDecoderBlock(nn.Module):
         """The weights in ``self(x, memory, ...)``: ``{"self": (B, H, T_q, T_q),
         "cross": (B, H, T_q, T_k)}`` ("cross" only with cross-attention)."""
         self._check(x, memory)
+        if memory is not None:
+            self._check_memory_mask(memory_mask, x, memory.shape[1])
         z = self.norm1(x)  # (B, T_q, D)
         out = {"self": self.self_attn.attention_weights(z, mask=mask, causal=causal)}
         if self.cross_attn is not None:
@@ -196,7 +213,8 @@ class TransformerDecoderBlock(nn.Module):
         ``self(prefix, memory)`` on the whole prefix, while only the new
         positions are projected. ``memory`` is needed on the first step; later
         steps reuse its keys and values from the cache. ``memory_mask``:
-        bool, broadcastable to ``(B, T_new, T_k)``.
+        bool, broadcastable to ``(B, T_new, T_k)``, or per head
+        ``(B, H, T_new, T_k)``, as in ``forward``.
 
         Returns:
             ``(out, cache)``: ``out`` ``(B, T_new, D)`` and a new
@@ -214,9 +232,7 @@ class TransformerDecoderBlock(nn.Module):
                 mem_k, mem_v = ca.project_kv(memory)  # (B, H, T_k, d_k)
             else:
                 mem_k, mem_v = cache.memory_k, cache.memory_v  # (B, H, T_k, d_k)
-            if memory_mask is not None:
-                B, T_new, T_k = x.shape[0], x.shape[1], mem_k.shape[2]
-                check_mask(memory_mask, torch.Size((B, T_new, T_k)), name="memory_mask")
+            self._check_memory_mask(memory_mask, x, mem_k.shape[2])
             c = ca.forward_kv(self.norm2(h), mem_k, mem_v, memory_mask)  # (B, T_new, D)
             h = h + self.drop(c)
         out = h + self.drop(self.ffn(self.norm3(h)))  # (B, T_new, D)

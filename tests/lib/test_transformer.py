@@ -253,6 +253,23 @@ def test_cached_steps_equal_the_block_on_the_whole_prefix(gen, cross, chunks):
         assert cache.memory_k is None and cache.memory_v is None
 
 
+def test_step_and_forward_take_the_same_per_head_memory_mask(gen):
+    """A memory mask per head (B, H, T_q, T_k), which MultiHeadAttention and
+    the block's forward take, is taken by step too (its rows for the new
+    positions), with the same outputs; each head sees other source keys."""
+    block = randomize(TransformerDecoderBlock(8, 2).double(), gen).eval()
+    y, memory = randn(gen, 2, 4, 8), randn(gen, 2, 5, 8)
+    m_mask = torch.rand(2, 2, 4, 5, generator=gen) < 0.6
+    m_mask[..., 0] = True  # every query sees a key
+    with torch.no_grad():
+        full = block(y, memory, memory_mask=m_mask)  # (B, T, D)
+        out1, cache = block.step(y[:, :3], memory, None, m_mask[:, :, :3])
+        out2, _ = block.step(y[:, 3:], None, cache, m_mask[:, :, 3:])
+        shared = block(y, memory, memory_mask=m_mask[:, :1])  # (B, 1, T, T_k)
+    torch.testing.assert_close(torch.cat([out1, out2], dim=1), full, **TIGHT)
+    assert not torch.allclose(full, shared)  # the second head's mask counts
+
+
 def test_the_cache_projects_each_position_once(gen):
     """Keys of earlier positions are taken from the cache, not recomputed: the
     key projection sees one new row per step."""
@@ -457,7 +474,7 @@ BAD = [
             z(2, 3, 8), z(2, 4, 8), memory_mask=torch.ones(2, 3, 5).bool()
         ),
         ValueError,
-        "does not broadcast",
+        r"^memory_mask of shape \(2, 3, 5\) does not broadcast",
     ),
     (
         lambda: _block().step(
