@@ -6,13 +6,16 @@ each kernel asking for PNG (the HTML book, Jupyter) and PDF (the PDF edition:
 myst-nb's LaTeX builder prefers it) figures: checked here on a kernel that
 draws one figure. The root ``conftest.py`` adds the PDF copy to the outputs
 nbval leaves out: checked on the cells of a notebook that pytest collects
-(and does not run). The built PDF is checked by tests/editions/test_pdf.py.
+(and does not run). Every committed figure has both copies (a PNG alone
+would print at 100 pixels per inch). The built PDF is checked by
+tests/editions/test_pdf.py.
 """
 
 from __future__ import annotations
 
 import base64
 import importlib.util
+import json
 import os
 import subprocess
 import sys
@@ -28,6 +31,53 @@ execute_notebooks = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(execute_notebooks)
 
 PLOT = "import matplotlib.pyplot as plt\nplt.plot([1, 2, 3])\nplt.show()"
+
+# Chapters whose committed figures are still PNG only: re-executing one
+# changed a printed or glued number (issue 31: its timings, and a trained
+# score in the third decimal), which its author must review before the fresh
+# outputs, and their PDF copies, are committed. Empty it when they are.
+PNG_ONLY = {"speech-truncated-attention.ipynb"}
+
+
+def png_only_figures(path: Path) -> int:
+    """The figures of ``path`` that the PDF edition shows and that have no
+    vector copy: PNG outputs without application/pdf, outside cells tagged
+    remove-output (which no edition shows)."""
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    return sum(
+        "image/png" in out.get("data", {}) and "application/pdf" not in out["data"]
+        for cell in cells
+        if cell["cell_type"] == "code"
+        and "remove-output" not in cell["metadata"].get("tags", [])
+        for out in cell.get("outputs", [])
+    )
+
+
+def test_every_committed_figure_has_a_vector_copy() -> None:
+    notebooks = sorted((ROOT / "notebooks").glob("*.ipynb"))
+    missing = {nb.name: n for nb in notebooks if (n := png_only_figures(nb))}
+    # PNG_ONLY names exactly the chapters still waiting: a fixed one leaves it
+    assert set(missing) == PNG_ONLY, (
+        f"figures without application/pdf (re-execute with make execute): {missing}"
+    )
+
+
+def test_a_figure_without_its_pdf_copy_is_found(tmp_path: Path) -> None:
+    figure = {"output_type": "display_data", "metadata": {}}
+    png = {**figure, "data": {"image/png": "iVBOR", "text/plain": "<Figure>"}}
+    both = {**figure, "data": {**png["data"], "application/pdf": "JVBER"}}
+    cells = [
+        {"cell_type": "code", "metadata": {}, "outputs": [png, both]},
+        {
+            "cell_type": "code",
+            "metadata": {"tags": ["remove-output"]},
+            "outputs": [png],
+        },
+        {"cell_type": "markdown", "metadata": {}, "source": ""},
+    ]
+    path = tmp_path / "chapter.ipynb"
+    path.write_text(json.dumps({"cells": cells}), encoding="utf-8")
+    assert png_only_figures(path) == 1
 
 
 def test_the_executing_kernel_stores_each_figure_as_png_and_pdf() -> None:
