@@ -67,13 +67,12 @@ def lsh_buckets(*, n_points: int = 32, n_buckets: int = 4,
 
     Left: ``n_points`` points near the unit circle coloured by their bucket
     :func:`~selfattn.efficient.angular_lsh` ``(x, n_buckets)`` (argmax of
-    :math:`[xR; -xR]`), with the directions :math:`\pm \rho_u` (the columns
-    of :math:`R`, drawn at unit length) in the colour of the bucket they stand
-    for. Right: the
-    ``n × n`` pattern of pairs that may attend after sorting the positions by
-    bucket: a query attends to the keys of its own bucket, blocks on the
-    diagonal (Kitaev et al., 2020, Fig. 2; Reformer also cuts the sorted
-    sequence into chunks, not drawn here).
+    :math:`[xR; -xR]`), with the directions :math:`\pm \rho_u` (the columns of
+    :math:`R`, drawn at unit length) in the colour of the bucket they stand
+    for. Right: the ``n × n`` pattern of pairs that may attend after sorting
+    the positions by bucket: a query attends to the keys of its own bucket,
+    blocks on the diagonal (Kitaev et al., 2020, Fig. 2; Reformer also cuts the
+    sorted sequence into chunks, not drawn here).
 
     Args:
         n_points: number of points (positive).

@@ -38,14 +38,13 @@ MEMORY_HIERARCHY = (
 def memory_hierarchy() -> Figure:
     """Draw the GPU memory hierarchy and what FlashAttention keeps at each level.
 
-    A pyramid of the levels of :data:`~selfattn.lab.diagrams.memory.MEMORY_HIERARCHY`
-    (Dao et al., 2022,
-    Fig. 1 left: on-chip SRAM, the GPU's high-bandwidth memory HBM, the
-    CPU's DRAM) with their bandwidths and sizes, the bandwidth ratios of
-    neighbouring levels, and beside each level what FlashAttention keeps
-    there: tiles of Q, K, V and the running statistics in SRAM; Q, K, V and
-    O in HBM; the ``T × T`` attention matrix nowhere (it is never written to
-    HBM).
+    A pyramid of the levels of
+    :data:`~selfattn.lab.diagrams.memory.MEMORY_HIERARCHY` (Dao et al., 2022,
+    Fig. 1 left: on-chip SRAM, the GPU's high-bandwidth memory HBM, the CPU's
+    DRAM) with their bandwidths and sizes, the bandwidth ratios of neighbouring
+    levels, and beside each level what FlashAttention keeps there: tiles of Q,
+    K, V and the running statistics in SRAM; Q, K, V and O in HBM; the ``T ×
+    T`` attention matrix nowhere (it is never written to HBM).
 
     Returns:
         The figure.

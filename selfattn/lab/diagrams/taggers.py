@@ -101,12 +101,11 @@ def tagger_views(words: Sequence[str], position: int, *, radius: int = 2,
     """Draw which words each tagger reads to tag the word at ``position``.
 
     Three panels, one per tagger of :func:`~selfattn.lab.diagrams.tagger_reads`
-    (per-token, window
-    of radius ``radius``, self-attention). In each, the sentence runs along
-    the bottom, followed by ``pad`` padding positions; the words the output
-    at ``position`` reads are filled and joined to it by an edge, the others
-    are left white. The window's edges are labelled with their offset
-    ``j - i``: each offset has its own block of the first weight matrix.
+    (per-token, window of radius ``radius``, self-attention). In each, the
+    sentence runs along the bottom, followed by ``pad`` padding positions; the
+    words the output at ``position`` reads are filled and joined to it by an
+    edge, the others are left white. The window's edges are labelled with their
+    offset ``j - i``: each offset has its own block of the first weight matrix.
     ``clue`` (optional) marks the word that decides the tag, and each panel
     says whether that tagger sees it.
 

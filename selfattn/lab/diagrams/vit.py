@@ -198,9 +198,9 @@ def patch_attention(images: Tensor, weights: Mapping[str, Tensor], *, patch: int
     weights over the patches, as a grid laid over the image's patch grid (the
     class token has no place on the grid; its weight is given in the panel's
     title, after the effective number of keys of
-    :func:`~selfattn.lab.diagrams.effective_keys`). A
-    dashed square marks the ``field x field`` block of patches around the
-    query, what a convolution over the patches with that kernel would see.
+    :func:`~selfattn.lab.diagrams.effective_keys`). A dashed square marks the
+    ``field x field`` block of patches around the query, what a convolution
+    over the patches with that kernel would see.
 
     Args:
         images: ``(R, C, H_img, W_img)``; the first channel is drawn.
