@@ -16,6 +16,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
+from selfattn import _torch_compat
 from selfattn._checks import check_int, check_kv, check_mask, check_sequence, shape_str
 from selfattn._params import init_from
 from selfattn.attention import attend, scaled_dot_product_attention
@@ -341,12 +342,7 @@ class MultiHeadAttention(nn.Module):
         attend). PyTorch's weights are averaged over heads unless
         ``average_attn_weights=False``; ours are per head ``(B, H, T_q, T_k)``.
         """
-        state = cls.state_dict_from_torch(module)  # checks module
-        W = module.in_proj_weight
-        new = cls(module.embed_dim, module.num_heads, bias="W_o.bias" in state)
-        new = new.to(device=W.device, dtype=W.dtype)  # copy in W's precision
-        new.load_state_dict(state)
-        return new
+        return _torch_compat.mha_from_torch(cls, module)
 
     @staticmethod
     def state_dict_from_torch(module: nn.MultiheadAttention) -> dict[str, Tensor]:
@@ -363,25 +359,4 @@ class MultiHeadAttention(nn.Module):
             >>> torch.equal(state["W_k.weight"], torch_mha.in_proj_weight[8:16])
             True
         """
-        if not isinstance(module, nn.MultiheadAttention):
-            raise TypeError(
-                "module must be torch.nn.MultiheadAttention, got "
-                f"{type(module).__name__}"
-            )
-        if (
-            not module._qkv_same_embed_dim
-            or module.bias_k is not None
-            or module.add_zero_attn
-        ):
-            raise ValueError(
-                "from_torch supports nn.MultiheadAttention with kdim == vdim == "
-                "embed_dim, add_bias_kv=False and add_zero_attn=False"
-            )
-        W_q, W_k, W_v = module.in_proj_weight.detach().chunk(3, dim=0)  # (D, D) each
-        state = {"W_q.weight": W_q, "W_k.weight": W_k, "W_v.weight": W_v}
-        state["W_o.weight"] = module.out_proj.weight.detach()
-        if module.in_proj_bias is not None:
-            b_q, b_k, b_v = module.in_proj_bias.detach().chunk(3)  # (D,) each
-            state |= {"W_q.bias": b_q, "W_k.bias": b_k, "W_v.bias": b_v}
-            state["W_o.bias"] = module.out_proj.bias.detach()
-        return state
+        return _torch_compat.mha_state_dict(module)

@@ -19,6 +19,7 @@ from typing import NamedTuple
 import torch
 from torch import Tensor, nn
 
+from selfattn import _torch_compat
 from selfattn._checks import check_int, check_mask, check_sequence, ff_width, shape_str
 from selfattn._params import init_from
 from selfattn.modules import MultiHeadAttention
@@ -247,28 +248,6 @@ class TransformerDecoderBlock(nn.Module):
         PyTorch's masks mark what to *ignore*; here ``mask = ~tgt_mask`` and
         ``memory_mask = ~memory_key_padding_mask[:, None, :]``.
         """
-        if not isinstance(layer, nn.TransformerDecoderLayer):
-            raise TypeError(
-                "layer must be torch.nn.TransformerDecoderLayer, got "
-                f"{type(layer).__name__}"
-            )
-        if (
-            not layer.norm_first
-            or layer.activation is not nn.functional.gelu
-            or layer.linear1.bias is None
-        ):
-            raise ValueError(
-                "from_torch copies a pre-norm layer with GELU and biases: build "
-                "it with norm_first=True, activation='gelu' and bias=True"
-            )
-        D, H = layer.linear1.in_features, layer.self_attn.num_heads
-        W = layer.linear1.weight
-        new = cls(D, H, layer.linear1.out_features).to(device=W.device, dtype=W.dtype)
-        to_ours = MultiHeadAttention.state_dict_from_torch
-        new.self_attn.load_state_dict(to_ours(layer.self_attn))
-        new.cross_attn.load_state_dict(to_ours(layer.multihead_attn))
-        pairs = [(new.norm1, layer.norm1), (new.norm2, layer.norm2)]
-        pairs += [(new.norm3, layer.norm3), (new.ffn[0], layer.linear1)]
-        for ours, theirs in pairs + [(new.ffn[2], layer.linear2)]:
-            ours.load_state_dict(theirs.state_dict())
-        return new
+        return _torch_compat.block_from_torch(
+            cls, layer, nn.TransformerDecoderLayer, _torch_compat.DECODER
+        )
