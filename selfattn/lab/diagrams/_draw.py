@@ -134,7 +134,7 @@ def row(ax: Axes, box, y: float, h: float, **style) -> None:
     ax.add_artist(Rectangle((box[0], y), box[2] - box[0], h, **style))
 
 
-def cells(ax: Axes, codes, colors: list, *, grid: str | None = GREY, lw=0.6) -> None:
+def cells(ax: Axes, codes, colors: list, *, grid: str | None = GREY) -> None:
     """A matrix of integer ``codes`` drawn as cells of ``colors[code]``, with a
     line of colour ``grid`` around every cell (``None``: no lines)."""
     cmap = ListedColormap(colors)
@@ -144,7 +144,7 @@ def cells(ax: Axes, codes, colors: list, *, grid: str | None = GREY, lw=0.6) -> 
         rows, cols = np.shape(codes)
         ax.set_xticks(np.arange(cols + 1) - 0.5, minor=True)
         ax.set_yticks(np.arange(rows + 1) - 0.5, minor=True)
-        ax.grid(which="minor", color=grid, lw=lw)
+        ax.grid(which="minor", color=grid, lw=0.6)
         ax.tick_params(which="minor", length=0)
 
 

@@ -21,7 +21,6 @@ from selfattn.lab.plotting import CMAP
 # the ring of each row's favourite: white with a black halo, visible on any
 # viridis cell, dark or bright
 _HALO = [patheffects.withStroke(linewidth=4, foreground="black")]
-_RING = dict(color="white", halo=_HALO)
 
 
 def _weights(name: str, w: Any) -> np.ndarray:
@@ -97,22 +96,20 @@ def favourite_keys(weights: Mapping[str, Any], *, queries: Sequence[Any] | None 
         im = ax.imshow(w, cmap=CMAP, vmin=0.0, vmax=vmax, interpolation="nearest")
         stats = favourite_stats(w, targets)
         rows = np.arange(T_q)
-        ring = ax.scatter(stats["favourites"], rows, s=420, facecolors="none",
-                          edgecolors=_RING["color"], linewidths=2)  # fmt: skip
-        ring.set_path_effects(_RING["halo"])
+        ax.scatter(stats["favourites"], rows, s=420, facecolors="none",
+                   edgecolors="white", linewidths=2, path_effects=_HALO)  # fmt: skip
         if targets is not None:
             ax.scatter(np.asarray(targets), rows, s=40, color=d.VERMILLION, zorder=3)
         ax.set_xticks(np.arange(T_k), [str(k) for k in (keys or range(T_k))])
         ax.set_yticks(rows, [str(q) for q in (queries or range(T_q))])
-        ax.set_xlabel(xlabel)
-        ax.set_ylabel(ylabel)
+        ax.set(xlabel=xlabel, ylabel=ylabel)
         n = stats["distinct"]
         title = f"{name}\n{n} distinct favourite{'s' if n > 1 else ''}"
         if targets is not None:
             title += f", {stats['on_target']} of {T_q} on target"
         ax.set_title(title, size=d.SMALL)
     fig.colorbar(im, ax=list(axes[0]), label="attention weight", shrink=0.85)
-    ring = dict(mfc="none", mec=_RING["color"], mew=2, path_effects=_RING["halo"])
+    ring = dict(mfc="none", mec="white", mew=2, path_effects=_HALO)
     key = [d.mark("each query's favourite key", ls="", marker="o", ms=12, **ring)]
     if targets is not None:
         dot = dict(ls="", marker="o", ms=6, color=d.VERMILLION)

@@ -35,12 +35,10 @@ def _grid(ax, x0, top, values, *, row=None, col=None, rows=(), cols=(), right=Fa
     the left, or on the ``right``), ``cols`` the columns (above).
     """
     n_rows, n_cols = values.shape
-    for r in range(n_rows):
-        for c in range(n_cols):
-            x, y = x0 + c, top - r - 1
-            fc = _FILL[r == row, c == col]
-            ax.add_artist(Rectangle((x, y), 1, 1, fc=fc, ec=d.GREY, lw=0.6))
-            d.text(ax, x + 0.5, y + 0.5, f"{values[r, c]:.2f}", d.SMALL - 1)
+    for (r, c), value in np.ndenumerate(values):
+        x, y, fc = x0 + c, top - r - 1, _FILL[r == row, c == col]
+        ax.add_artist(Rectangle((x, y), 1, 1, fc=fc, ec=d.GREY, lw=0.6))
+        d.text(ax, x + 0.5, y + 0.5, f"{value:.2f}", d.SMALL - 1)
     xy = (x0, top - n_rows)
     ax.add_artist(Rectangle(xy, n_cols, n_rows, fc="none", ec=d.BLACK, lw=1.4))
     x, ha = (x0 + n_cols + 0.12, "left") if right else (x0 - 0.12, "right")
