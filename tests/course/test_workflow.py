@@ -130,6 +130,33 @@ def test_nothing_tells_a_learner_to_install_before_pypi_serves_the_release() -> 
     )
 
 
+def test_the_student_edition_goes_into_the_site_before_its_upload() -> None:
+    """With the repository variable STUDENT_EDITION set to publish, a tag puts
+    the student edition (built by make editions' student-check) under
+    student/ of the site, before the built book is uploaded to Pages."""
+    steps = _jobs()["test"]["steps"]
+    names = [s.get("name") for s in steps]
+    student = names.index("The student edition beside the book")
+    upload = names.index("Upload the built book")
+    editions = next(
+        i for i, s in enumerate(steps) if "make editions" in s.get("run", "")
+    )
+    assert editions < student < upload
+    condition = steps[student]["if"]
+    assert "vars.STUDENT_EDITION == 'publish'" in condition and TAG_ONLY in condition
+    assert steps[student]["run"].split() == [
+        "cp",
+        "-r",
+        "_build/student/_build/html",  # make student's output (mk/editions.mk)
+        "_build/html/student",
+    ]
+    assert steps[upload]["with"]["path"] == "_build/html"
+    makefile = (ROOT / "mk" / "editions.mk").read_text(encoding="utf-8")
+    assert re.search(r"(?m)^editions:.*\n(?:\t.*\n)*\t.*\bstudent-check\b", makefile)
+    assert re.search(r"(?m)^student-check: student\b", makefile)
+    assert "--path-output _build/student " in makefile
+
+
 def test_a_tag_makes_a_release_with_every_edition() -> None:
     jobs = _jobs()
     release = jobs["release"]

@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import re
 import subprocess
+import tomllib
 from pathlib import Path
+
+import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 LATEX = ROOT / "_build" / "pdf-zh" / "_build" / "latex"
@@ -24,6 +27,27 @@ def _text() -> str:
         ["pdftotext", "-enc", "UTF-8", str(PDF), "-"], capture_output=True, check=True
     )
     return out.stdout.decode("utf-8")
+
+
+def test_the_title_page_gives_the_version_and_the_url_on_a4():
+    """As the English PDF's (tests/editions/test_licence_pdf.py): A4 (PAPER=
+    letter aside), and the version and the repository's address on page 1,
+    in the Chinese notice of book/_latex/booklicence.sty."""
+    assert PDF.is_file(), "no Chinese PDF: run `make pdf-zh`"
+    first = subprocess.run(
+        ["pdftotext", "-enc", "UTF-8", "-f", "1", "-l", "1", str(PDF), "-"],
+        capture_output=True,
+        check=True,
+    ).stdout.decode("utf-8")
+    squeezed = re.sub(r"\s+", "", first)
+    version = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))["project"]
+    assert f"版本{version['version']}。" in squeezed, first
+    url = yaml.safe_load((ROOT / "_config.yml").read_text("utf-8"))["repository"]["url"]
+    assert url in squeezed, first
+    info = subprocess.run(
+        ["pdfinfo", str(PDF)], capture_output=True, text=True, check=True, timeout=60
+    ).stdout
+    assert re.search(r"Page size:.*\(A4\)", info), info
 
 
 def test_no_character_is_missing_from_any_font():
