@@ -65,7 +65,7 @@ def block_from_torch(
 ) -> nn.Module:
     """A block's ``from_torch``: check that ``layer`` (an ``expected``) is
     pre-norm with GELU and biases, build a ``cls`` of its sizes, and copy its
-    attention layers, its norms and its FFN."""
+    attention layers, its norms (weights and ``eps``) and its FFN."""
     if not isinstance(layer, expected):
         raise TypeError(
             f"layer must be torch.nn.{expected.__name__}, got {type(layer).__name__}"
@@ -88,6 +88,7 @@ def block_from_torch(
     for ours, theirs in norms.items():
         norm = getattr(layer, theirs)
         getattr(new, ours).load_state_dict(norm.state_dict())
+        getattr(new, ours).eps = norm.eps  # the layer's layer_norm_eps
     for ours, theirs in ((new.ffn[0], layer.linear1), (new.ffn[2], layer.linear2)):
         ours.load_state_dict(theirs.state_dict())
     return new

@@ -242,8 +242,9 @@ class TransformerDecoderBlock(nn.Module):
     @classmethod
     def from_torch(cls, layer: nn.TransformerDecoderLayer) -> TransformerDecoderBlock:
         """Copy a ``torch.nn.TransformerDecoderLayer`` built with
-        ``norm_first=True`` and ``activation="gelu"`` (same outputs with
-        dropout 0 or in eval mode; batch first whatever ``layer`` says).
+        ``norm_first=True`` and ``activation="gelu"``: its weights and its
+        ``layer_norm_eps`` (same outputs with dropout 0 or in eval mode;
+        batch first whatever ``layer`` says).
 
         PyTorch's masks mark what to *ignore*; here ``mask = ~tgt_mask`` and
         ``memory_mask = ~memory_key_padding_mask[:, None, :]``.

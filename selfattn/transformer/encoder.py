@@ -5,6 +5,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
+from selfattn import _torch_compat
 from selfattn._checks import check_int, check_sequence, ff_width
 from selfattn._params import init_from
 from selfattn.modules import MultiHeadAttention
@@ -73,3 +74,25 @@ class TransformerEncoderBlock(nn.Module):
         those of ``self.attn`` on the normalised input ``LN(x)``."""
         check_sequence("x", x, self.embed_dim)
         return self.attn.attention_weights(self.norm1(x), mask=mask, causal=causal)
+
+    @classmethod
+    def from_torch(cls, layer: nn.TransformerEncoderLayer) -> TransformerEncoderBlock:
+        """Copy a ``torch.nn.TransformerEncoderLayer`` built with
+        ``norm_first=True`` and ``activation="gelu"``: its weights and its
+        ``layer_norm_eps`` (same outputs with dropout 0 or in eval mode;
+        batch first whatever ``layer`` says).
+
+        PyTorch's masks mark what to *ignore*; here
+        ``mask = ~src_mask & ~src_key_padding_mask[:, None, :]``.
+
+        Examples:
+            >>> layer = nn.TransformerEncoderLayer(8, 2, 16, activation="gelu",
+            ...                                    norm_first=True, batch_first=True)
+            >>> block = TransformerEncoderBlock.from_torch(layer.eval())
+            >>> x = torch.randn(1, 3, 8)
+            >>> torch.allclose(block(x), layer(x), atol=1e-6)
+            True
+        """
+        return _torch_compat.block_from_torch(
+            cls, layer, nn.TransformerEncoderLayer, _torch_compat.ENCODER
+        )

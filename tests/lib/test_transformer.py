@@ -106,15 +106,44 @@ def test_decoder_block_without_causal_mask_matches_torch(gen):
         torch.testing.assert_close(block(y, memory, mask, causal=False), causal)
 
 
-def test_from_torch_copies_the_layer(gen):
+@pytest.mark.parametrize("eps", [1e-5, 1e-3])
+def test_from_torch_copies_the_layer(gen, eps):
     _, layer = torch_decoder_pair(gen)
+    for norm in (layer.norm1, layer.norm2, layer.norm3):
+        norm.eps = eps  # as nn.TransformerDecoderLayer(..., layer_norm_eps=eps)
     block = TransformerDecoderBlock.from_torch(layer)
     y, memory = randn(gen, 2, 5, 8), randn(gen, 2, 6, 8)
     future = torch.ones(5, 5, dtype=torch.bool).triu(1)
+    pad = torch.tensor([[False] * 6, [False] * 4 + [True] * 2])  # True = ignore
     with torch.no_grad():
-        expected = layer(y, memory, tgt_mask=future)
-        torch.testing.assert_close(block(y, memory), expected, **TIGHT)
+        expected = layer(y, memory, tgt_mask=future, memory_key_padding_mask=pad)
+        got = block(y, memory, memory_mask=~pad[:, None, :])
+        torch.testing.assert_close(got, expected, **TIGHT)
     assert block.self_attn.W_q.weight.dtype == torch.float64
+    assert {block.norm1.eps, block.norm2.eps, block.norm3.eps} == {eps}
+
+
+@pytest.mark.parametrize("eps", [1e-5, 1e-3])
+def test_encoder_from_torch_copies_the_layer(gen, eps):
+    """The encoder block's twin: PyTorch's pre-norm GELU encoder layer, its
+    weights and layer_norm_eps, with a causal and a padding mask."""
+    layer = nn.TransformerEncoderLayer(
+        8, 2, 12, dropout=0.0, activation="gelu", layer_norm_eps=eps,
+        batch_first=True, norm_first=True,
+    )  # fmt: skip
+    layer = randomize(layer.double(), gen).eval()
+    block = TransformerEncoderBlock.from_torch(layer)
+    x = randn(gen, 2, 5, 8)
+    future = torch.ones(5, 5, dtype=torch.bool).triu(1)
+    pad = torch.tensor([[False] * 5, [False] * 3 + [True] * 2])  # True = ignore
+    with torch.no_grad():
+        torch.testing.assert_close(block(x), layer(x), **TIGHT)
+        expected = layer(x, src_mask=future, src_key_padding_mask=pad)
+        mask = ~future & ~pad[:, None, :]  # True = may attend
+        torch.testing.assert_close(block(x, mask)[0], expected[0], **TIGHT)
+        torch.testing.assert_close(block(x, mask)[1, :3], expected[1, :3], **TIGHT)
+    assert block.attn.W_q.weight.dtype == torch.float64
+    assert {block.norm1.eps, block.norm2.eps} == {eps}
 
 
 @pytest.mark.parametrize(
@@ -126,18 +155,21 @@ def test_from_torch_copies_the_layer(gen):
     ],
     ids=["relu", "post-norm", "no-bias"],
 )
-def test_from_torch_refuses_each_layout_it_cannot_copy(kwargs):
-    layer = nn.TransformerDecoderLayer(8, 2, 12, batch_first=True, **kwargs)
+@pytest.mark.parametrize("kind", ["Decoder", "Encoder"])
+def test_from_torch_refuses_each_layout_it_cannot_copy(kwargs, kind):
+    torch_layer = getattr(nn, f"Transformer{kind}Layer")
+    ours = {"Decoder": TransformerDecoderBlock, "Encoder": TransformerEncoderBlock}
+    layer = torch_layer(8, 2, 12, batch_first=True, **kwargs)
     message = (
         "from_torch copies a pre-norm layer with GELU and biases: build it with "
         "norm_first=True, activation='gelu' and bias=True"
     )
     with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
-        TransformerDecoderBlock.from_torch(layer)
+        ours[kind].from_torch(layer)
     with pytest.raises(
-        TypeError, match="^layer must be torch.nn.TransformerDecoderLayer, got Linear$"
+        TypeError, match=f"^layer must be torch.nn.Transformer{kind}Layer, got Linear$"
     ):
-        TransformerDecoderBlock.from_torch(nn.Linear(2, 2))
+        ours[kind].from_torch(nn.Linear(2, 2))
 
 
 def test_from_torch_keeps_the_layer_s_device_and_dtype():
@@ -148,6 +180,14 @@ def test_from_torch_keeps_the_layer_s_device_and_dtype():
         device="meta", dtype=torch.float64,
     )  # fmt: skip
     block = TransformerDecoderBlock.from_torch(layer)
+    assert {(p.device.type, p.dtype) for p in block.parameters()} == {
+        ("meta", torch.float64)
+    }
+    layer = nn.TransformerEncoderLayer(
+        8, 2, 12, activation="gelu", batch_first=True, norm_first=True,
+        device="meta", dtype=torch.float64,
+    )  # fmt: skip
+    block = TransformerEncoderBlock.from_torch(layer)
     assert {(p.device.type, p.dtype) for p in block.parameters()} == {
         ("meta", torch.float64)
     }
