@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import matplotlib.pyplot as plt
 import torch
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
@@ -150,8 +149,8 @@ def encoder_decoder(source: Sequence[str] = ("the", "black", "cat"),
     mid = enc_x[-1] / 2
     dec_x = [mid + (i - (n - 1) / 2) * 1.6 for i in range(n)]
     left, right = min(enc_x[0], dec_x[0]) - 1.0, max(enc_x[-1], dec_x[-1]) + 1.0
-    fig, axes = plt.subplots(1, 2, figsize=(12.0, 6.0), facecolor="white")
-    fig.subplots_adjust(left=0.01, right=0.99, top=0.92, bottom=0.16, wspace=0.05)
+    fig, axes = d.figure((12.0, 6.0), 1, 2, left=0.01, right=0.99, top=0.92,
+                         bottom=0.16, wspace=0.05)  # fmt: skip
     for ax in axes:
         d.panel(ax, (left, right), (-0.5, 5.7), equal=True)
         _chains(ax, enc_x, dec_x, source, target)

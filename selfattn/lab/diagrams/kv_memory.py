@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import matplotlib.pyplot as plt
 import torch
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
@@ -93,8 +92,8 @@ def key_value_memory(q: Tensor, K: Tensor, V: Tensor, *, scale: float = 1.0,
     out, w = scaled_dot_product_attention(q[None], K, V, scale=scale)  # (1, *)
     out, w = out[0], w[0]  # (d_v,), (N,)
     scores = scale * (K @ q)  # (N,) alpha_j, as the library scores them
-    fig, ax = plt.subplots(figsize=(13.0, 0.62 * N + 2.4), facecolor="white")
-    fig.subplots_adjust(left=0.01, right=0.99, top=0.99, bottom=1.0 / (0.62 * N + 2.4))
+    size = (13.0, 0.62 * N + 2.4)  # inches
+    fig, ax = d.figure(size, left=0.01, right=0.99, top=0.99, bottom=1 / size[1])
     d.panel(ax, (-0.2, 15.4), (-N - 0.2, 1.2))
     for col, text in HEADS.items():  # the weight's heading over its bar's middle
         d.text(ax, X[col] + (0.9 if col == "w" else 0.0), 0.6, text, d.FONT)

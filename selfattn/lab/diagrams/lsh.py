@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import math
 
-import matplotlib.pyplot as plt
 import numpy as np
 import torch
 from matplotlib.figure import Figure
@@ -97,9 +96,8 @@ def lsh_buckets(*, n_points: int = 32, n_buckets: int = 4,
     state = gen.get_state()
     buckets = angular_lsh(x, n_buckets, generator=gen)  # (n,)
     R = _rotation(2, n_buckets, torch.Generator().set_state(state))  # the same R
-    fig, (ax, bx) = plt.subplots(1, 2, figsize=(10.5, 5.4), facecolor="white",
-                                 width_ratios=(1, 1))  # fmt: skip
-    fig.subplots_adjust(left=0.02, right=0.97, top=0.8, bottom=0.2, wspace=0.25)
+    fig, (ax, bx) = d.figure((10.5, 5.4), 1, 2, left=0.02, right=0.97, top=0.8,
+                             bottom=0.2, wspace=0.25)  # fmt: skip
     _points(ax, x, buckets, R)
     _pattern(bx, buckets, n_buckets)
     d.legend(fig, ax.get_legend_handles_labels()[0], min(n_buckets, 4))

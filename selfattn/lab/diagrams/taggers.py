@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.figure import Figure
 from torch import Tensor
@@ -135,8 +134,8 @@ def tagger_views(words: Sequence[str], position: int, *, radius: int = 2,
         f"self-attention tagger: reads all {n['self-attention']} words of "
         "the sentence, weights computed from the words, padding masked out",
     )
-    fig, axes = plt.subplots(3, 1, figsize=(10.0, 7.6), facecolor="white")
-    fig.subplots_adjust(left=0.02, right=0.98, top=0.95, bottom=0.1, hspace=0.45)
+    fig, axes = d.figure((10.0, 7.6), 3, 1, left=0.02, right=0.98, top=0.95,
+                         bottom=0.1, hspace=0.45)  # fmt: skip
     top, tag = 1.5, dict(boxstyle="round,pad=0.3", fc="white", ec=d.BLUE, lw=1.6)
     output = f"tag of '{words[position]}'"
     for ax, kind, title in zip(axes, TAGGERS, titles, strict=True):
