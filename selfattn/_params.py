@@ -23,9 +23,14 @@ A module with parameters of its own (not inside ``nn.Linear`` or ``nn.Conv``)
 defines ``reset_parameters_from(generator)``, which draws them (from the
 global generator when ``generator`` is None); :func:`init_from` calls it.
 The rule fails loudly: with a generator, a parameter that nothing drew and
-that is not constant (an ``nn.Embedding`` or a ``torch.randn`` parameter with
-no ``reset_parameters_from``) raises ``TypeError`` naming its submodule,
-instead of keeping a value from the global stream.
+that is not a constant initialisation (all zeros or all ones: a bias,
+LayerNorm's, a class token) raises ``TypeError`` naming its submodule,
+instead of keeping a value from the global stream: an ``nn.Embedding``, or a
+``torch.randn`` parameter (one element included) with no
+``reset_parameters_from``. So does a floating-point buffer registered in the
+block just after a draw from the global stream (``register_buffer("R",
+torch.randn(...))``) that nothing drew again; a buffer computed without
+randomness (a table of positions) is registered after no draw and passes.
 """
 
 from __future__ import annotations
@@ -52,8 +57,10 @@ def init_from(module: nn.Module, generator: torch.Generator | None) -> Iterator[
             f"generator must be a torch.Generator, got {type(generator).__name__}"
         )
     with torch.random.fork_rng(devices=[], enabled=generator is not None):
-        yield
+        with _buffers_after_a_draw(enabled=generator is not None) as drawn:
+            yield
     redraw_parameters(module, generator)
+    _check_buffers_drawn(module, drawn)
 
 
 def redraw_parameters(module: nn.Module, generator: torch.Generator | None) -> None:
@@ -115,5 +122,57 @@ def _check_all_drawn(module: nn.Module, before: dict[int, int]) -> None:
 
 
 def _constant(p: torch.Tensor) -> bool:
-    """All values equal (LayerNorm's ones, a zero bias): no randomness to draw."""
-    return p.numel() < 2 or bool((p == p.flatten()[0]).all())
+    """A constant initialisation, all zeros or all ones (a zero bias, LayerNorm's
+    ones, a zero class token): no randomness to draw. Any other value, a single
+    one included, may have come from the global stream."""
+    return bool((p == 0).all() or (p == 1).all())
+
+
+@contextmanager
+def _buffers_after_a_draw(*, enabled: bool) -> Iterator[list]:
+    """Collect ``(owner, name, buffer, version)`` for each floating-point buffer
+    registered in the block after the global stream moved since the last
+    registration (of a parameter, buffer or module): its values may be draws."""
+    found, last = [], [torch.get_rng_state()]
+
+    def seen(*_) -> None:  # every registration is a checkpoint of the stream
+        last[0] = torch.get_rng_state()
+
+    def buffer(owner: nn.Module, name: str, b: torch.Tensor | None) -> None:
+        if b is not None and b.is_floating_point() and not b.is_meta:
+            if not torch.equal(torch.get_rng_state(), last[0]) and not _constant(b):
+                found.append((owner, name, b, b._version))
+        seen()
+
+    handles = []
+    if enabled:
+        hooks = nn.modules.module
+        handles = [
+            hooks.register_module_buffer_registration_hook(buffer),
+            hooks.register_module_parameter_registration_hook(seen),
+            hooks.register_module_module_registration_hook(seen),
+        ]
+    try:
+        yield found
+    finally:
+        for handle in handles:
+            handle.remove()
+
+
+def _check_buffers_drawn(module: nn.Module, found: list) -> None:
+    """Raise ``TypeError`` naming a buffer of ``found`` still in ``module`` that
+    nothing drew again (its version did not move)."""
+    for name, m in module.named_modules():
+        undrawn = [
+            n
+            for owner, n, b, version in found
+            if owner is m and m._buffers.get(n) is b and b._version == version
+        ]
+        if undrawn:
+            where = type(module).__name__
+            where += f".{name} ({type(m).__name__})" if name else ""
+            raise TypeError(
+                f"{where} has buffers {undrawn} registered just after a draw from "
+                "torch's global stream, that nothing drew from the generator; draw "
+                "them in a reset_parameters_from(generator) (STYLE.md, rule 5)"
+            )

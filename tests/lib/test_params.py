@@ -70,7 +70,8 @@ def test_every_module_taking_a_generator_is_built_here():
 
 
 def _params(module):
-    return [p.detach().clone() for p in module.parameters()]
+    """The parameters, then the buffers (a buffer may hold draws too)."""
+    return [p.detach().clone() for p in (*module.parameters(), *module.buffers())]
 
 
 @pytest.mark.parametrize("name", sorted(MAKERS))
@@ -169,3 +170,66 @@ def test_a_module_that_draws_its_own_or_builds_without_a_generator_passes():
     a = _WithRawParameter(torch.Generator().manual_seed(0), hook=True)
     b = _WithRawParameter(torch.Generator().manual_seed(0), hook=True)
     assert torch.equal(a.w, b.w)
+
+
+class _WithScalar(nn.Module):
+    """A learned temperature of one element, and the constants that need no draw."""
+
+    def __init__(self, generator=None, *, hook=False):
+        super().__init__()
+        if hook:
+            self.reset_parameters_from = lambda g: self.t.normal_(generator=g)
+        with init_from(self, generator):
+            self.t = nn.Parameter(torch.randn(1))  # from the global stream
+            self.one, self.zero = (
+                nn.Parameter(torch.ones(1)),
+                nn.Parameter(torch.zeros(3)),
+            )
+            self.norm = nn.LayerNorm(4)  # ones and zeros
+
+
+class _WithBuffer(nn.Module):
+    """A random buffer (drawn again by reset_parameters_from with hook=True)
+    beside a table computed without randomness and a constant count."""
+
+    def __init__(self, generator=None, *, hook=False):
+        super().__init__()
+        if hook:
+            self.reset_parameters_from = lambda g: self.R.normal_(generator=g)
+        with init_from(self, generator):
+            self.proj = nn.Linear(3, 4)  # draws from the global stream, then redrawn
+            self.register_buffer("table", torch.arange(12.0).reshape(3, 4))
+            self.register_buffer("R", torch.randn(3, 4))  # a random projection
+            self.register_buffer("count", torch.zeros(()))
+
+
+class _Outer(nn.Module):
+    def __init__(self, generator=None):
+        super().__init__()
+        with init_from(self, generator):
+            self.inner = _WithBuffer()
+
+
+def test_a_one_element_parameter_from_the_global_stream_raises():
+    """Only all zeros or all ones count as a constant initialisation: a single
+    randn value would otherwise keep a global-stream value whatever the generator."""
+    with pytest.raises(TypeError, match=r"^_WithScalar has parameters \['t'\] that "):
+        _WithScalar(torch.Generator())
+    torch.manual_seed(1)
+    a = _WithScalar(torch.Generator().manual_seed(0), hook=True).t.item()
+    torch.manual_seed(2)
+    assert _WithScalar(torch.Generator().manual_seed(0), hook=True).t.item() == a
+
+
+def test_a_random_buffer_must_be_drawn_from_the_generator():
+    with pytest.raises(TypeError, match=r"^_WithBuffer has buffers \['R'\] registered"):
+        _WithBuffer(torch.Generator())
+    with pytest.raises(TypeError, match=r"^_Outer\.inner \(_WithBuffer\) has buffers"):
+        _Outer(torch.Generator())
+    _WithBuffer(), _Outer()  # without a generator: the global stream, as documented
+    built = []
+    for seed in (1, 2):  # the same generator, two global seeds
+        torch.manual_seed(seed)
+        built.append(_params(_WithBuffer(torch.Generator().manual_seed(0), hook=True)))
+    for x, y in zip(*built, strict=True):
+        torch.testing.assert_close(x, y, rtol=0, atol=0)
