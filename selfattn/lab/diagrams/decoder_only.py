@@ -62,10 +62,8 @@ def decoder_only_masks(*, L: int = 4) -> Figure:
     span = {"source": (1, L + 1), "decoder": (L + 1, T)}
     fig, axes = d.figure((11.0, 6.4), 1, 2, left=0.08, right=0.98, top=0.9,
                          bottom=0.3, wspace=0.25)  # fmt: skip
-    may = d.fill(d.SKY, 0.8)
-    for ax, mask, title in zip(
-        axes, (causal, prefix), ("causal mask", "prefix-LM mask"), strict=True
-    ):
+    may, titles = d.fill(d.SKY, 0.8), ("causal mask", "prefix-LM mask")
+    for ax, mask, title in zip(axes, (causal, prefix), titles, strict=True):
         codes = mask.astype(int) + (mask & ~causal)  # 2: allowed only here
         d.cells(ax, codes, ["white", may, d.ORANGE])
         ax.set_xticks(range(T), names, rotation=90, size=d.SMALL)

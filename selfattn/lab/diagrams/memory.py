@@ -43,8 +43,8 @@ def memory_hierarchy() -> Figure:
     Fig. 1 left: on-chip SRAM, the GPU's high-bandwidth memory HBM, the CPU's
     DRAM) with their bandwidths and sizes, the bandwidth ratios of neighbouring
     levels, and beside each level what FlashAttention keeps there: tiles of Q,
-    K, V and the running statistics in SRAM; Q, K, V and O in HBM; the ``T ×
-    T`` attention matrix nowhere (it is never written to HBM).
+    K, V and the running statistics in SRAM; Q, K, V and O in HBM; the
+    ``T × T`` attention matrix nowhere (it is never written to HBM).
 
     Returns:
         The figure.

@@ -89,11 +89,8 @@ def _chunked_tiles(T_q: int, T_k: int, B_q: int, B_k: int) -> list[tuple[int, ..
     """``(first query, first key, b_q, b_k)`` of every score block that
     :func:`selfattn.efficient.chunked_attention` computes, in order: the
     blocks of the library's own iterator, :func:`selfattn.efficient.tiles`."""
-    return [
-        (qs, ks, qe - qs, ke - ks)
-        for (qs, qe), keys in tiles(T_q, T_k, B_q, B_k)
-        for ks, ke in keys
-    ]
+    blocks = tiles(T_q, T_k, B_q, B_k)  # (query span, its key spans) per row block
+    return [(qs, ks, qe - qs, ke - ks) for (qs, qe), keys in blocks for ks, ke in keys]
 
 
 def _visit(ax, first: list[tuple[int, ...]], cell_in: float, rad: float) -> None:
