@@ -12,7 +12,7 @@ from matplotlib.figure import Figure
 
 import selfattn.lab.diagrams._draw as d
 from selfattn import reference  # read at each call: a test stands in a wider one
-from selfattn._checks import check_int
+from selfattn._checks import check_ints
 from selfattn.attention import scaled_dot_product_attention
 from selfattn.modules import SelfAttention
 
@@ -125,8 +125,7 @@ def qkv_pipeline(convention: str = "rows", *, T: int = 4, D: int = 6, d_k: int =
     """
     if convention not in ("rows", "columns"):
         raise ValueError(f"convention must be 'rows' or 'columns', got {convention!r}")
-    for name, n in (("T", T), ("D", D), ("d_k", d_k), ("d_v", d_v)):
-        check_int(name, n)
+    check_ints(T=T, D=D, d_k=d_k, d_v=d_v)
     size, proj = _pipeline_shapes(convention, T, D, d_k, d_v)
     text = TEXT[convention]
     cell = min(0.32, 2.4 / max(T, D, d_k, d_v))

@@ -12,7 +12,7 @@ from matplotlib.figure import Figure
 from torch import nn
 
 import selfattn.lab.diagrams._draw as d
-from selfattn._checks import check_int
+from selfattn._checks import check_int, check_ints
 
 _EDGES = {  # is the edge on a path into the output: its style
     True: dict(color=d.VERMILLION, lw=1.8, zorder=2),
@@ -39,8 +39,7 @@ def conv_reads(T: int, kernel: int, dilation: int) -> list[list[int]]:
         >>> conv_reads(5, 3, 2)[2]
         [0, 2, 4]
     """
-    T, kernel = check_int("T", T), check_int("kernel", kernel)
-    dilation = check_int("dilation", dilation)
+    check_ints(T=T, kernel=kernel, dilation=dilation)
     if kernel % 2 == 0:
         raise ValueError(f"kernel must be odd (a centred window), got kernel={kernel}")
     pad = dilation * (kernel - 1) // 2

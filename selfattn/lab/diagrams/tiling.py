@@ -13,7 +13,7 @@ import numpy as np
 from matplotlib.figure import Figure
 
 import selfattn.lab.diagrams._draw as d
-from selfattn._checks import check_int
+from selfattn._checks import check_int, check_ints
 from selfattn.efficient import tiles
 from selfattn.masks import window_mask
 
@@ -164,8 +164,7 @@ def online_softmax_tiling(*, T_q: int = 8, T_k: int = 8, B_q: int = 4,
         The figure; the tiles are the patches with ``get_gid() == "tile"``
         of ``fig.axes[0]``, in visiting order.
     """
-    T_q, T_k = check_int("T_q", T_q), check_int("T_k", T_k)
-    B_q, B_k = check_int("B_q", B_q), check_int("B_k", B_k)
+    check_ints(T_q=T_q, T_k=T_k, B_q=B_q, B_k=B_k)
     visited = _chunked_tiles(T_q, T_k, B_q, B_k)
     first = [t for t in visited if t[0] == 0]  # the highlighted row block
     (_, _, b_q, b_k), rad = first[0], -0.45  # arcs bend up: y points down
