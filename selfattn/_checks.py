@@ -31,6 +31,12 @@ def check_int(name: str, n: object, *, minimum: int = 1) -> int:
     return int(n)
 
 
+def check_ints(**sizes: object) -> None:
+    """:func:`check_int` on every keyword: each size a positive int (errors name it)."""
+    for name, n in sizes.items():
+        check_int(name, n)
+
+
 def ff_width(ff_dim: object, embed_dim: int) -> int:
     """The hidden width of a block's feed-forward network: ``ff_dim``, or
     ``4 * embed_dim`` when it is None (Vaswani et al., 2017); 0 or less raises."""

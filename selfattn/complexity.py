@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from selfattn._checks import check_int
+from selfattn._checks import check_ints
 from selfattn.paths import max_path_length, sequential_operations
 
 __all__ = [
@@ -41,12 +41,6 @@ __all__ = [
     "table1",
     "loglog_slope",
 ]
-
-
-def _pos(**sizes: object) -> None:
-    """Raise unless every size is a positive int (messages name the argument)."""
-    for name, n in sizes.items():
-        check_int(name, n)
 
 
 def self_attention_madds(n: int, d: int, *, projections: bool = False) -> int:
@@ -74,7 +68,7 @@ def self_attention_madds(n: int, d: int, *, projections: bool = False) -> int:
         >>> self_attention_madds(10, 4, projections=True)  # + 4 * 10 * 4 * 4
         1440
     """
-    _pos(n=n, d=d)
+    check_ints(n=n, d=d)
     return 2 * n * n * d + (4 * n * d * d if projections else 0)
 
 
@@ -99,7 +93,7 @@ def multi_head_madds(n: int, d: int, h: int, *, projections: bool = False) -> in
         >>> multi_head_madds(10, 8, 2) == multi_head_madds(10, 8, 4) == 2 * 10 * 10 * 8
         True
     """
-    _pos(n=n, d=d, h=h)
+    check_ints(n=n, d=d, h=h)
     if d % h != 0:
         raise ValueError(f"h={h} must divide d={d} (each head has width d // h)")
     per_head = 2 * n * n * (d // h)  # scores + weighted sum in width d/h
@@ -127,7 +121,7 @@ def recurrent_madds(n: int, d: int) -> int:
         >>> recurrent_madds(10, 4)  # one 4x4 matrix-vector product per step
         160
     """
-    _pos(n=n, d=d)
+    check_ints(n=n, d=d)
     return n * d * d
 
 
@@ -150,7 +144,7 @@ def convolution_madds(n: int, d: int, k: int) -> int:
         >>> convolution_madds(10, 4, 3)  # 3 taps, 4 -> 4 channels, 10 positions
         480
     """
-    _pos(n=n, d=d, k=k)
+    check_ints(n=n, d=d, k=k)
     return k * n * d * d
 
 
@@ -174,7 +168,7 @@ def restricted_self_attention_madds(n: int, d: int, r: int) -> int:
         >>> restricted_self_attention_madds(10, 4, 10) == self_attention_madds(10, 4)
         True
     """
-    _pos(n=n, d=d, r=r)
+    check_ints(n=n, d=d, r=r)
     return 2 * r * n * d
 
 
@@ -197,7 +191,7 @@ def table1(
         >>> table1(n=8, d=4)[0]["madds"]
         512
     """
-    _pos(k=k, r=r, **{s: v for s, v in (("n", n), ("d", d)) if v is not None})
+    check_ints(k=k, r=r, **{s: v for s, v in (("n", n), ("d", d)) if v is not None})
     rows = [
         ("Self-attention", "O(n^2 d)", "O(1)", "O(1)", "self-attention"),
         ("Recurrent", "O(n d^2)", "O(n)", "O(n)", "recurrence"),

@@ -15,7 +15,7 @@ import math
 from collections import deque
 from collections.abc import Sequence
 
-from selfattn._checks import check_int
+from selfattn._checks import check_int, check_ints
 
 __all__ = [
     "KINDS",
@@ -32,12 +32,6 @@ __all__ = [
 # functions keep the paper's sizes n, k, r; the computed ones the course's T.
 KINDS = ("self-attention", "recurrence", "convolution", "restricted")
 LAYERS = ("convolution", "recurrence", "self-attention")
-
-
-def _pos(**sizes: object) -> None:
-    """Raise unless every size is a positive int (messages name the argument)."""
-    for name, n in sizes.items():
-        check_int(name, n)
 
 
 def _check_kind(kind: str) -> None:
@@ -62,7 +56,7 @@ def sequential_operations(kind: str, n: int) -> float:
         [100.0, 1.0]
     """
     _check_kind(kind)
-    _pos(n=n)
+    check_ints(n=n)
     return float(n) if kind == "recurrence" else 1.0
 
 
@@ -90,7 +84,7 @@ def max_path_length(
         4.0
     """
     _check_kind(kind)
-    _pos(n=n, k=k, r=r)
+    check_ints(n=n, k=k, r=r)
     if kind == "self-attention":
         return 1.0
     if kind == "recurrence":
@@ -127,7 +121,7 @@ def layer_reads(
     """
     if kind not in LAYERS:
         raise ValueError(f"kind must be one of {LAYERS}, got kind={kind!r}")
-    _pos(T=T, kernel=kernel)
+    check_ints(T=T, kernel=kernel)
     r = (kernel - 1) // 2
     if kind == "convolution":
         reads = [[j for j in range(T) if abs(i - j) <= r] for i in range(T)]

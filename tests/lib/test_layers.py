@@ -166,6 +166,31 @@ def test_a_module_over_300_lines_is_reported():
         )
 
 
+def _module_functions_by_body() -> dict[str, list[str]]:
+    """``{body: ["file:line name", ...]}`` for the library's module-level
+    functions, the body compared without its docstring."""
+    found: dict[str, list[str]] = {}
+    for path in sorted(ROOT.rglob("*.py")):
+        if "lab" in path.relative_to(ROOT).parts:
+            continue
+        for node in ast.parse(path.read_text()).body:
+            if isinstance(node, ast.FunctionDef):
+                body = node.body[1:] if ast.get_docstring(node) else node.body
+                key = ast.dump(ast.Module(body=body, type_ignores=[]))
+                where = f"{path.relative_to(ROOT.parent)}:{node.lineno} {node.name}"
+                found.setdefault(key, []).append(where)
+    return found
+
+
+@pytest.mark.skipif(ROOT.parent.name == "mutants", reason="mutmut's copy adds code")
+def test_no_library_function_is_defined_twice():
+    """A helper two modules need lives once (in ``selfattn/_checks.py`` for a
+    check), so a fix to it cannot reach one copy only."""
+    twice = [w for w in _module_functions_by_body().values() if len(w) > 1]
+    assert not twice, f"one definition each, please: {twice}"
+    assert sum(map(len, _module_functions_by_body().values())) > 100
+
+
 def _third_party(path: Path) -> set[str]:
     """The top-level names of every module ``path`` imports, at any depth."""
     found = set()
