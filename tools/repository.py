@@ -25,7 +25,9 @@ hand.
 The install cell (at most 15 lines of code: a learner reads it first) installs
 the first of its ``sources`` that pip can install: the released package
 ``selfattn[lab]`` (from PyPI or a mirror of it), else the repository at this
-release's tag (``@v2.0.0``: never the moving default branch). It never
+release's tag (``@v2.0.0``: never the moving default branch); where every
+source fails, its error shows what pip said at each try (on a mirror that
+lacks the release, and with GitHub out of reach, both causes). It never
 upgrades torch or numpy: it asks pip for the installed ones (``torch==...``,
 ``numpy==...``), so where one is older than selfattn's floor in pyproject.toml
 pip installs nothing and names the conflict. ``from_wheel`` gives the cell
@@ -82,13 +84,13 @@ keep = [f"{n}=={metadata.version(n)}" for n in __KEPT__ if util.find_spec(n)]
 
 if None in map(util.find_spec, "__MODULES__".split()):
     pip = [sys.executable, "-m", "pip", "install", *keep]
+    runs = []  # pip's tries, in order, until one installs selfattn
     for spec in sources:  # the first that pip can install
-        done = subprocess.run([*pip, spec], capture_output=True, text=True)
-        if done.returncode == 0:
-            break
-    else:
-        raise RuntimeError(f"pip could not install {spec}\\n{done.stdout}{done.stderr}")
-    invalidate_caches()"""
+        if not runs or runs[-1].returncode:
+            runs.append(subprocess.run([*pip, spec], capture_output=True, text=True))
+    if runs[-1].returncode:  # every try failed: what pip said at each
+        raise RuntimeError("pip failed:\\n" + "".join(r.stdout + r.stderr for r in runs))
+    invalidate_caches()"""  # noqa: E501 (the cell itself is 88 wide at most)
 SOURCES = {  # repository.install: where selfattn comes from, in this order
     "pypi": 'sources = ["__RELEASE__", f"selfattn[lab] @ {url}"]'
     "  # PyPI or a mirror, then url",

@@ -196,15 +196,18 @@ def test_the_install_cell_stops_where_numpy_is_below_its_floor(
     done = run_cell(python, repository.install_cell(repository.url()), wheel, tmp_path)
     assert done.returncode != 0
     message = done.stderr.replace(" and >=", ",>=")
-    assert "pip could not install" in message
+    assert "pip failed:" in message
     assert f"numpy=={numpy[1]}" in message and "numpy<3,>=99" in message, message
     assert own_packages(python) == set()  # nothing installed
     assert where_and_version(python, "numpy") == {"numpy": numpy}
 
 
-def _pip_calls(monkeypatch: pytest.MonkeyPatch, cell: str, fails: int = 0) -> list[str]:
+def _pip_calls(
+    monkeypatch: pytest.MonkeyPatch, cell: str, fails: int = 0, said: list | None = None
+) -> list[str]:
     """What the cell asks pip for where selfattn is missing: the spec of each
-    try, in order (pip is not run; the first ``fails`` tries fail)."""
+    try, in order (pip is not run; the first ``fails`` tries fail, and pip
+    "says" which). The error where every try fails goes into ``said``."""
     import importlib.util as util
 
     real = util.find_spec
@@ -215,15 +218,31 @@ def _pip_calls(monkeypatch: pytest.MonkeyPatch, cell: str, fails: int = 0) -> li
 
     def run(cmd: list[str], **kwargs: object) -> subprocess.CompletedProcess:
         calls.append(cmd[-1])
-        return subprocess.CompletedProcess(cmd, int(len(calls) <= fails), "", "no")
+        out = f"out {cmd[-1]}\n"
+        return subprocess.CompletedProcess(cmd, int(len(calls) <= fails), out, "err\n")
 
     monkeypatch.setattr(util, "find_spec", find_spec)
     monkeypatch.setattr(subprocess, "run", run)
     try:
         exec(compile(cell, "install-cell", "exec"), {})
     except RuntimeError as error:
-        assert "pip could not install" in str(error)
+        assert str(error).startswith("pip failed:\n")
+        (said if said is not None else []).append(str(error))
     return calls
+
+
+def test_where_every_source_fails_the_error_shows_what_pip_said_at_each(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A mirror without the release and GitHub out of reach: both causes shown."""
+    cell = repository.install_cell(repository.url(), install="pypi")
+    said: list[str] = []
+    calls = _pip_calls(monkeypatch, cell, fails=2, said=said)
+    assert said == ["pip failed:\n" + "".join(f"out {c}\nerr\n" for c in calls)]
+    assert len(calls) == 2
+    said.clear()
+    _pip_calls(monkeypatch, cell, fails=1, said=said)  # the second try installs
+    assert said == []
 
 
 def test_the_git_fallback_is_the_release_tag(monkeypatch: pytest.MonkeyPatch) -> None:
