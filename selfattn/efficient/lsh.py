@@ -57,8 +57,9 @@ def angular_lsh(
     Args:
         x: ``(..., d)`` float tensor, e.g. keys ``(B, T, d_k)``.
         n_buckets: :math:`b`, even and at least 2.
-        generator: draws ``R`` (a CPU ``torch.Generator``); None = torch's
-            global generator.
+        generator: draws ``R`` (a CPU ``torch.Generator``); required, as
+            for :func:`~selfattn.efficient.performer_attention` (the library
+            never draws from torch's global generator).
 
     Returns:
         ``(...,)`` int64 bucket ids in ``[0, n_buckets)``.
@@ -79,6 +80,15 @@ def angular_lsh(
             f"x must have shape (..., d) with d >= 1, got {tuple(x.shape)}"
         )
     n_buckets = _check_buckets(n_buckets)
+    if generator is None:
+        raise ValueError(
+            "angular_lsh needs generator= (a torch.Generator, to draw R); the "
+            "library never draws from torch's global generator"
+        )
+    if not isinstance(generator, torch.Generator):
+        raise TypeError(
+            f"generator must be a torch.Generator, got {type(generator).__name__}"
+        )
     R = _rotation(x.shape[-1], n_buckets, generator).to(x.device)  # (d, b/2)
     xR = x.double() @ R  # (..., b/2)
     return torch.cat([xR, -xR], dim=-1).argmax(dim=-1)  # (...,)

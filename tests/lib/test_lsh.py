@@ -8,6 +8,8 @@ product, one loop at a time. Properties: buckets ignore positive scaling,
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 import torch
@@ -112,6 +114,21 @@ def test_angular_lsh_needs_an_int_number_of_buckets(n_buckets):
     got = type(n_buckets).__name__
     with pytest.raises(TypeError, match=f"^n_buckets must be an int, got {got}$"):
         angular_lsh(torch.ones(2, 3), n_buckets, generator=seeded())
+
+
+def test_angular_lsh_needs_a_generator():
+    """Randomness is explicit (STYLE.md, rule 5), as in performer_attention:
+    without a generator it refuses rather than draw from the global stream."""
+    message = (
+        "angular_lsh needs generator= (a torch.Generator, to draw R); the "
+        "library never draws from torch's global generator"
+    )
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        angular_lsh(torch.ones(2, 3), 4)
+    with pytest.raises(
+        TypeError, match="^generator must be a torch.Generator, got int$"
+    ):
+        angular_lsh(torch.ones(2, 3), 4, generator=0)
 
 
 def test_angular_lsh_needs_a_vector_dimension():
