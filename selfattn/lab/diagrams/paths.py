@@ -26,9 +26,8 @@ def _layer(ax, kind: str, T: int, kernel: int, star: int, top: float) -> int:
     Returns its number of sequential operations."""
     reads, needs = layer_reads(kind, T, kernel)
     for hot in (False, True):  # the highlighted edges on top
-        edges = [
-            (j, 0, i, top) for i in range(T) if (i == star) == hot for j in reads[i]
-        ]
+        into = [i for i in range(T) if (i == star) == hot]  # the outputs drawn now
+        edges = [(j, 0, i, top) for i in into for j in reads[i]]
         d.segments(ax, edges, zorder=2 if hot else 1, **_EDGE[hot])
     for i in range(T):
         look = _EDGE[i == star] | dict(mutation_scale=11, shrinkA=7, shrinkB=7)
