@@ -32,17 +32,14 @@ HEADS |= dict(v="value $v_j$", o=r"output $\sum_j \alpha'_j v_j$")
 
 def _check(q: Tensor, K: Tensor, V: Tensor, labels: Sequence[str] | None) -> int:
     """The number N of entries, once the shapes are checked."""
+    got = f"got q {tuple(q.shape)}, K {tuple(K.shape)}, V {tuple(V.shape)}"
     if q.dim() != 1 or K.dim() != 2 or V.dim() != 2:
-        raise ValueError(
-            f"q must be (d_k,), K (N, d_k) and V (N, d_v), got q {tuple(q.shape)}, "
-            f"K {tuple(K.shape)}, V {tuple(V.shape)}"
-        )
+        raise ValueError(f"q must be (d_k,), K (N, d_k) and V (N, d_v), {got}")
     N = K.shape[0]
     if not 1 <= N <= 10 or V.shape[0] != N or K.shape[1] != q.shape[0]:
         raise ValueError(
-            "K and V need the same number N of entries (1 to 10) and K the "
-            f"query's width, got q {tuple(q.shape)}, K {tuple(K.shape)}, "
-            f"V {tuple(V.shape)}"
+            f"K and V need the same number N of entries (1 to 10) and K the query's "
+            f"width, {got}"
         )
     if V.shape[1] > 4:
         raise ValueError(f"V may have at most 4 columns (printed), got {V.shape[1]}")
