@@ -242,11 +242,11 @@ BOOK_PAGE = re.compile(r"https://\S+?/(?P<page>book/[\w/-]+)\.html")
 URLS = re.compile(r"(?m)^\[project\.urls\]\n(?:[A-Za-z].*\n)*")
 
 
-def _licence() -> ModuleType:
-    """``tools/notebook_licence.py``, imported late: it imports this module."""
+def _tool(name: str) -> ModuleType:
+    """``tools/<name>.py``, imported late (notebook_licence imports this module)."""
     if str(ROOT / "tools") not in sys.path:
         sys.path.insert(0, str(ROOT / "tools"))
-    return importlib.import_module("notebook_licence")
+    return importlib.import_module(name)
 
 
 def site(repo_url: str) -> str:
@@ -320,7 +320,7 @@ def stale(repo_url: str | None = None) -> list[str]:
             text = path.read_text(encoding="utf-8")
             if "".join(
                 cells[_install_cell_index(cells, path)]["source"]
-            ) != want or not _licence().has_licence(text, repo_url):
+            ) != want or not _tool("notebook_licence").has_licence(text, repo_url):
                 out.append(path.relative_to(ROOT).as_posix())
         except ValueError:
             out.append(path.relative_to(ROOT).as_posix() + " (no install cell)")
@@ -357,7 +357,7 @@ def sync() -> None:
     want = install_cell(url())
     for path in copies():
         sync_notebook(path, want)
-    _licence().write(copies())  # the licence notice names the repository too
+    _tool("notebook_licence").write(copies())  # its notice names the repository
     page = HOW_TO_RUN.read_text(encoding="utf-8")
     page = BLOCK.sub(lambda _: f"```python\n{want}\n```", page)
     HOW_TO_RUN.write_text(page, encoding="utf-8")
@@ -368,6 +368,10 @@ def sync() -> None:
         )
     toml = PYPROJECT.read_text(encoding="utf-8")
     PYPROJECT.write_text(URLS.sub(project_urls(url()), toml, count=1), encoding="utf-8")
+    translations = _tool("translations")
+    for page in {HOW_TO_RUN, *RELEASE_PAGES}:  # their Chinese follow the address
+        if translations.catalogue_path(page).exists():
+            translations.follow_addresses(page)
     README.write_text(readme(url()), encoding="utf-8")
 
 

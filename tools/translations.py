@@ -364,6 +364,40 @@ def update(source: Path, root: Path = ROOT) -> tuple[int, int]:
     return new, len([e for e in old if e["id"] not in ids])
 
 
+# The repository's addresses and the release tag: tools/repository.py rewrites
+# them in the English sources (make repository URL=..., a new version).
+ADDRESS = re.compile(
+    r"https://github\.com/[\w.-]+/[\w.-]+|https://[\w-]+\.github\.io/[\w.-]+"
+    r"|\bv\d+\.\d+\.\d+\b"
+)
+
+
+def follow_addresses(source: Path, root: Path = ROOT) -> int:
+    """Carry over each translation whose English block changed only in the
+    repository's addresses or the release tag, making the same change in its
+    Chinese; returns how many (``tools/repository.py sync`` calls it, so a new
+    URL leaves no translation behind)."""
+    path = catalogue_path(source, root)
+    entries = load(path)
+    blocks = {digest(u.text): u.text for u in units(source)}
+    kept = {e["id"] for e in entries}
+    waiting = {ADDRESS.sub("\0", b): b for k, b in blocks.items() if k not in kept}
+    moved = 0
+    for entry in entries:
+        new = waiting.get(ADDRESS.sub("\0", entry["en"]))
+        if new is None or entry["id"] in blocks:
+            continue
+        pairs = zip(ADDRESS.findall(entry["en"]), ADDRESS.findall(new), strict=True)
+        for was, now in dict(pairs).items():
+            entry["zh"] = entry["zh"].replace(was, now)
+        entry["en"], entry["id"] = new, digest(new)
+        moved += 1
+    if moved:
+        text = dump(entries, str(source.relative_to(root)))
+        path.write_text(text, encoding="utf-8")
+    return moved
+
+
 # --- checks -----------------------------------------------------------------
 
 

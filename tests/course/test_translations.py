@@ -186,6 +186,25 @@ def test_the_command_fails_on_behind_only_without_behind_ok(
     assert tr.main(["check"]) == 1
 
 
+def test_a_new_repository_address_carries_its_translations_over(book: Path):
+    """make repository URL=... (tools/repository.py sync) rewrites the
+    addresses in the English; their Chinese follow, so nothing falls behind."""
+    page = book / "book" / "page.md"
+    old, new = "https://github.com/OWNER/repo", "https://github.com/me/fork"
+    page.write_text(page.read_text() + f"\nThe [releases]({old}/releases).\n")
+    tr.update(page, book)
+    path = tr.catalogue_path(page, book)
+    entries = tr.load(path)
+    entries[-1]["zh"] = f"[发行版]({old}/releases)。"
+    path.write_text(tr.dump(entries, "x"), encoding="utf-8")
+    assert _problems(book) == []
+    page.write_text(page.read_text().replace(old, new).replace("**{term}", "{term}"))
+    assert tr.follow_addresses(page, book) == 1  # not the paragraph that changed
+    behind, _ = tr.findings(page, book)
+    assert len(behind) == 2 and not any("releases" in p for p in behind)
+    assert tr.load(path)[-1]["zh"] == f"[发行版]({new}/releases)。"
+
+
 def test_a_glued_phrase_may_be_replaced_by_its_chinese_twin(book: Path):
     """A glued value that is words has a Chinese twin, glued as ``name_zh``;
     a translation may use it in place of ``name``, and no other name."""
