@@ -37,6 +37,17 @@ def check_ints(**sizes: object) -> None:
         check_int(name, n)
 
 
+def check_rate(name: str, p: object) -> float:
+    """Return ``p`` if it is a number in ``[0, 1]`` (a dropout rate, as
+    ``nn.Dropout`` takes it; 1 drops everything; not a bool); else
+    ``TypeError`` or ``ValueError`` naming ``name``."""
+    if isinstance(p, bool) or not isinstance(p, numbers.Real):
+        raise TypeError(f"{name} must be a float in [0, 1], got {type(p).__name__}")
+    if not 0 <= p <= 1:
+        raise ValueError(f"{name} must be in [0, 1], got {name}={p}")
+    return p
+
+
 def ff_width(ff_dim: object, embed_dim: int) -> int:
     """The hidden width of a block's feed-forward network: ``ff_dim``, or
     ``4 * embed_dim`` when it is None (Vaswani et al., 2017); 0 or less raises."""

@@ -83,7 +83,7 @@ def length_mask(lengths: Tensor | list[int], T: int) -> Tensor:
     """
     check_int("T", T, minimum=0)
     lens = torch.as_tensor(lengths)
-    if lens.dim() != 1 or lens.is_floating_point():
+    if lens.dim() != 1 or lens.is_floating_point() or lens.dtype == torch.bool:
         raise ValueError(
             f"lengths must be a 1-D integer sequence (B,), got shape "
             f"{shape_str(lens)} and dtype {lens.dtype}"

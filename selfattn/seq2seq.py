@@ -57,6 +57,15 @@ def _check_ints(ids: dict[str, int | None], **sizes: int) -> None:
             check_int(name, n, minimum=0)
 
 
+def _check_pad_id(pad_id: int, src_vocab: int, tgt_vocab: int) -> None:
+    """``pad_id`` pads sources and generated targets: an id of both vocabularies."""
+    if pad_id >= min(src_vocab, tgt_vocab):
+        raise ValueError(
+            f"pad_id={pad_id} must be an id of both vocabularies (below "
+            f"src_vocab={src_vocab} and tgt_vocab={tgt_vocab})"
+        )
+
+
 def _tokens(name: str, x: object, vocab: int) -> Tensor:
     if not isinstance(x, Tensor) or x.dtype != torch.long or x.dim() != 2:
         got = f"{x.dtype} {shape_str(x)}" if isinstance(x, Tensor) else type(x).__name__
@@ -123,6 +132,7 @@ class EncoderDecoderTransformer(nn.Module):
             {"pad_id": pad_id}, src_vocab=src_vocab, tgt_vocab=tgt_vocab,
             embed_dim=embed_dim, num_heads=num_heads, num_layers=num_layers
         )  # fmt: skip
+        _check_pad_id(pad_id, src_vocab, tgt_vocab)
         with init_from(self, generator):  # the weights come from the generator
             D, H, n = embed_dim, num_heads, num_layers
             self.src_vocab, self.tgt_vocab, self.pad_id = src_vocab, tgt_vocab, pad_id
@@ -263,6 +273,7 @@ class BahdanauSeq2Seq(nn.Module):
             {"pad_id": pad_id}, src_vocab=src_vocab, tgt_vocab=tgt_vocab,
             embed_dim=embed_dim, hidden_dim=hidden_dim
         )  # fmt: skip
+        _check_pad_id(pad_id, src_vocab, tgt_vocab)
         with init_from(self, generator):  # the weights come from the generator
             E, h = embed_dim, hidden_dim
             self.src_vocab, self.tgt_vocab, self.pad_id = src_vocab, tgt_vocab, pad_id
@@ -281,8 +292,18 @@ class BahdanauSeq2Seq(nn.Module):
     def _run(self, src: Tensor, tgt: Tensor, steps: int | None = None):
         """Teacher forcing over ``tgt``, or (``steps``) greedy feeding back."""
         _tokens("src", src, self.src_vocab)
+        if _tokens("tgt", tgt, self.tgt_vocab).shape[1] == 0:
+            raise ValueError(
+                f"tgt must hold at least one position, got {shape_str(tgt)}"
+            )
         mask = (src != self.pad_id)[:, None, :]  # (B, 1, T_k)
         lengths = mask.sum(-1)[:, 0].cpu()  # the backward GRU starts at the end
+        if not lengths.all():
+            raise ValueError(
+                f"src rows {(lengths == 0).nonzero().flatten().tolist()} hold only "
+                f"padding (pad_id={self.pad_id}), src {shape_str(src)}: the GRU "
+                "encoder needs a real token in every source"
+            )
         packed = nn.utils.rnn.pack_padded_sequence(
             self.src_embed(src), lengths, batch_first=True, enforce_sorted=False
         )
@@ -292,7 +313,7 @@ class BahdanauSeq2Seq(nn.Module):
         h, a = self.cell.hidden_size, self.score  # a: the AdditiveScore
         s = torch.tanh(self.init_state(ann[:, 0, h:]))  # backward state at j = 1
         keys = a.W_k(ann)  # (B, T_k, hidden_dim): W_k h_j, the same at every step
-        y, outs, weights = _tokens("tgt", tgt, self.tgt_vocab)[:, 0], [], []
+        y, outs, weights = tgt[:, 0], [], []
         for i in range(tgt.shape[1] if steps is None else steps):
             y = tgt[:, i] if steps is None else y  # teacher forcing: the true y_{i-1}
             scores = a.w_v(torch.tanh(a.W_q(s)[:, None] + keys))  # (B, T_k, 1)

@@ -8,7 +8,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from selfattn._checks import check_int
+from selfattn._checks import check_int, check_rate
 from selfattn._params import init_from
 from selfattn.graph.functional import gat_attention
 
@@ -69,6 +69,7 @@ class GraphAttentionLayer(nn.Module):
             ("num_heads", num_heads),
         ):
             check_int(name, n)
+        check_rate("dropout", dropout)
         self.num_heads, self.out_dim, self.concat = num_heads, out_dim, concat
         self.negative_slope = negative_slope
         width = num_heads * out_dim if concat else out_dim

@@ -20,7 +20,14 @@ import torch
 from torch import Tensor, nn
 
 from selfattn import _torch_compat
-from selfattn._checks import check_int, check_mask, check_sequence, ff_width, shape_str
+from selfattn._checks import (
+    check_int,
+    check_mask,
+    check_rate,
+    check_sequence,
+    ff_width,
+    shape_str,
+)
 from selfattn._params import init_from
 from selfattn.modules import MultiHeadAttention
 
@@ -100,6 +107,7 @@ class TransformerDecoderBlock(nn.Module):
     ):
         super().__init__()
         ff_dim = ff_width(ff_dim, check_int("embed_dim", embed_dim))  # None: 4 D
+        check_rate("dropout", dropout)
         with init_from(self, generator):  # the weights come from the generator
             self.embed_dim, self.num_heads = embed_dim, num_heads
             self.norm1 = nn.LayerNorm(embed_dim)

@@ -6,7 +6,7 @@ import torch
 from torch import Tensor, nn
 
 from selfattn import _torch_compat
-from selfattn._checks import check_int, check_sequence, ff_width
+from selfattn._checks import check_int, check_rate, check_sequence, ff_width
 from selfattn._params import init_from
 from selfattn.modules import MultiHeadAttention
 
@@ -47,6 +47,7 @@ class TransformerEncoderBlock(nn.Module):
     ):
         super().__init__()
         ff_dim = ff_width(ff_dim, check_int("embed_dim", embed_dim))  # None: 4 D
+        check_rate("dropout", dropout)
         with init_from(self, generator):
             self.embed_dim = embed_dim
             self.norm1 = nn.LayerNorm(embed_dim)

@@ -143,6 +143,12 @@ CASES = [
     (lambda: length_mask([2, 7], 5), ValueError, r"lengths must lie in \[0, T=5\]"),
     (lambda: length_mask([[1.0]], 5), ValueError, r"lengths must be a 1-D integer"),
     (
+        lambda: length_mask(torch.tensor([True, False]), 3),
+        ValueError,
+        r"^lengths must be a 1-D integer sequence \(B,\), got shape \(2\) and "
+        r"dtype torch.bool$",
+    ),
+    (
         lambda: from_key_padding_mask(z(2, 3)),
         TypeError,
         r"key_padding_mask must be a bool",

@@ -12,6 +12,8 @@ own docstring's ``Examples`` (or its class's, for ``__init__`` and methods):
 the examples run under a profiler that keeps the arguments of the first call
 of each callable, and the test calls it again with one argument changed. So a
 new public function or argument is covered as soon as its example calls it.
+The same replay sends every ``dropout`` argument a bool, a string and rates
+outside ``[0, 1]`` (``selfattn._checks.check_rate``).
 """
 
 from __future__ import annotations
@@ -220,3 +222,38 @@ def test_a_size_argument_refuses_a_bool_a_float_zero_and_a_negative(
 @pytest.mark.parametrize("name, arg", sorted(ZERO_IS_VALID))
 def test_zero_is_valid_where_the_docstring_says_so(name, arg):
     _call(name, **{arg: 0, **ZERO_ALSO.get((name, arg), {})})
+
+
+# --- rates: a dropout rate is a number in [0, 1] ------------------------------------
+
+RATES = sorted(
+    name
+    for name, (_, fn) in TARGETS.items()
+    if "dropout" in inspect.signature(fn).parameters and name not in NOT_REPLAYED
+)
+BAD_RATES = [
+    (True, TypeError),
+    ("0.1", TypeError),
+    (-0.1, ValueError),
+    (1.5, ValueError),
+]
+
+
+def test_the_dropout_arguments_were_found():
+    expected = {"TransformerEncoderBlock.__init__", "ViT.__init__", "GAT.__init__"}
+    assert expected <= set(RATES)
+    assert len(RATES) >= 6
+
+
+@pytest.mark.parametrize("bad, error", BAD_RATES)
+@pytest.mark.parametrize("name", RATES)
+def test_a_dropout_rate_refuses_a_bool_a_string_and_rates_outside_0_1(name, bad, error):
+    with pytest.raises(error, match=r"\bdropout\b") as info:
+        _call(name, dropout=bad)
+    assert type(info.value) is error
+
+
+@pytest.mark.parametrize("name", RATES)
+def test_a_dropout_rate_in_0_1_is_valid(name):
+    for rate in (0, 0.5, 1.0):  # 1 drops everything (test_graph uses it)
+        _call(name, dropout=rate)

@@ -478,6 +478,10 @@ def _model():
     return EncoderDecoderTransformer(7, 9, embed_dim=8, generator=g(0))
 
 
+def _bahdanau():
+    return BahdanauSeq2Seq(7, 9, embed_dim=4, hidden_dim=3, generator=g(0))
+
+
 z = torch.zeros
 BAD = [
     (
@@ -535,6 +539,24 @@ BAD = [
         lambda: _model()(torch.full((2, 3), 7), torch.ones(2, 2).long()),
         ValueError,
         r"src holds ids outside \[0, 7\)",
+    ),
+    (
+        lambda: EncoderDecoderTransformer(12, 10, pad_id=10),
+        ValueError,
+        r"^pad_id=10 must be an id of both vocabularies \(below src_vocab=12 and "
+        r"tgt_vocab=10\)$",
+    ),
+    (lambda: BahdanauSeq2Seq(5, 9, pad_id=5), ValueError, "^pad_id=5 must be an id"),
+    (
+        lambda: _bahdanau()(torch.tensor([[3, 4], [0, 0]]), torch.ones(2, 2).long()),
+        ValueError,
+        r"^src rows \[1\] hold only padding \(pad_id=0\), src \(2, 2\): the GRU "
+        r"encoder needs a real token in every source$",
+    ),
+    (
+        lambda: _bahdanau()(torch.ones(2, 3).long(), torch.ones(2, 0).long()),
+        ValueError,
+        r"^tgt must hold at least one position, got \(2, 0\)$",
     ),
     (
         lambda: TransformerDecoderBlock.from_torch(nn.Linear(2, 2)),
