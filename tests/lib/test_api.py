@@ -134,7 +134,8 @@ def test_every_library_function_teaches_by_example(name, obj):
 
 
 def test_the_version_is_the_one_pyproject_releases() -> None:
-    """``selfattn.__version__`` said 1.0.0 while pyproject.toml said 2.0.0."""
+    """``selfattn.__version__`` is the version pyproject.toml releases: the
+    package's copy is held to the declared source, as the other manifests are."""
     tomllib = pytest.importorskip("tomllib")  # Python 3.11+ (requires-python: 3.10)
 
     pyproject = Path(__file__).resolve().parents[2] / "pyproject.toml"
