@@ -14,7 +14,11 @@ from selfattn.lab import diagrams
 
 FOLDER = Path(diagrams.__file__).parent
 LONGEST = 80  # lines of one function, docstring and decorators included
-TOTAL = 2_480  # lines of the package (2,472 when this was written); target 2,200
+# Lines as ruff formats them: a ``# fmt: skip`` may keep a table's rows on
+# their lines, never pack a signature or a call (test below), so the count is
+# not bought with density. 2,603 when this was written (2,682 at the start of
+# the work, counted the same way); issue 30's target is 2,200.
+TOTAL = 2_610
 MUTANTS = pytest.mark.skipif(
     FOLDER.parents[2].name == "mutants", reason="mutmut's copy adds code"
 )
@@ -46,6 +50,19 @@ def test_no_diagram_function_runs_over_80_lines():
     assert not long, (
         f"over {LONGEST} lines: {long}; draw with the primitives of _draw.py or "
         "split off a helper (a panel, a legend, the argument checks)"
+    )
+
+
+def test_fmt_skip_keeps_only_tables():
+    packed = [
+        f"{path.name}:{i}"
+        for path in sorted(FOLDER.glob("*.py"))
+        for i, line in enumerate(path.read_text().splitlines(), 1)
+        if line.endswith("# fmt: skip")
+        and not line.split("#")[0].rstrip().endswith("]")
+    ]
+    assert not packed, (
+        f"# fmt: skip on a signature or a call (let ruff format): {packed}"
     )
 
 

@@ -91,8 +91,18 @@ def text(ax: Axes, x: float, y: float, s: str, size: int = SMALL, **kw) -> None:
     ax.text(x, y, s, **({"ha": "center", "va": "center", "size": size} | kw))
 
 
-def matrix(ax: Axes, center, shape, cell, color, *, symbol="", dims="", note="",
-           col_colors=None) -> tuple[float, float, float, float]:  # fmt: skip
+def matrix(
+    ax: Axes,
+    center,
+    shape,
+    cell,
+    color,
+    *,
+    symbol="",
+    dims="",
+    note="",
+    col_colors=None,
+) -> tuple[float, float, float, float]:
     """Draw a ``rows x cols`` matrix of colour or role ``color`` as a grid of
     cells centred at ``center``.
 
@@ -148,8 +158,19 @@ def cells(ax: Axes, codes, colors: list, *, grid: str | None = GREY) -> None:
         ax.tick_params(which="minor", length=0)
 
 
-def arrow(ax: Axes, start, end, label="", *, color=BLACK, where=0.5, rad=0.0,
-          size=SMALL, above=False, **style) -> None:  # fmt: skip
+def arrow(
+    ax: Axes,
+    start,
+    end,
+    label="",
+    *,
+    color=BLACK,
+    where=0.5,
+    rad=0.0,
+    size=SMALL,
+    above=False,
+    **style,
+) -> None:
     """An arrow of colour or role ``color`` from ``start`` to ``end`` (bent by
     ``rad``; ``lw`` and the rest of ``style`` override the defaults), ``label``
     on a white patch at ``where`` (or just above the arrow, ``above=True``)."""
@@ -174,8 +195,9 @@ def chain(ax: Axes, boxes: list, labels: list[str], **kw) -> None:
         arrow(ax, end, start, label, **kw)
 
 
-def box(ax: Axes, x: float, y: float, s: str, color: str, w: float, h: float,
-        size=FONT) -> None:  # fmt: skip
+def box(
+    ax: Axes, x: float, y: float, s: str, color: str, w: float, h: float, size=FONT
+) -> None:
     """A rounded box of colour or role ``color`` (light fill, full outline),
     centred at (x, y), ``s`` in it."""
     xy, c = (x - w / 2, y - h / 2), hue(color)

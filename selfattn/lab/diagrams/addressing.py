@@ -47,8 +47,9 @@ def _checked_weights(weights: object, n: int, m: int) -> Tensor:
     return w
 
 
-def _alignment_weights(m: int, n: int, alignment: Sequence[int] | None,
-                       sharpness: float) -> Tensor:  # fmt: skip
+def _alignment_weights(
+    m: int, n: int, alignment: Sequence[int] | None, sharpness: float
+) -> Tensor:
     """The weights of one-hot keys and queries that each match ``alignment[i]``."""
     if alignment is None or len(alignment) != n:
         raise ValueError(
@@ -106,10 +107,14 @@ def _contexts(ax: Axes, enc_x, dec_x, w: Tensor) -> None:
     ax.set_title("with attention: a context $C_i$ per step", size=d.FONT)
 
 
-def encoder_decoder(source: Sequence[str] = ("the", "black", "cat"),
-                    target: Sequence[str] = ("le", "chat", "noir"), *,
-                    alignment: Sequence[int] | None = (0, 2, 1), sharpness: float = 2.0,
-                    weights: object | None = None) -> Figure:  # fmt: skip
+def encoder_decoder(
+    source: Sequence[str] = ("the", "black", "cat"),
+    target: Sequence[str] = ("le", "chat", "noir"),
+    *,
+    alignment: Sequence[int] | None = (0, 2, 1),
+    sharpness: float = 2.0,
+    weights: object | None = None,
+) -> Figure:
     r"""Draw an encoder–decoder without and with attention, side by side.
 
     Left: the encoder's states :math:`h_1, \dots, h_m` (one per source token)
@@ -149,8 +154,9 @@ def encoder_decoder(source: Sequence[str] = ("the", "black", "cat"),
     mid = enc_x[-1] / 2
     dec_x = [mid + (i - (n - 1) / 2) * 1.6 for i in range(n)]
     left, right = min(enc_x[0], dec_x[0]) - 1.0, max(enc_x[-1], dec_x[-1]) + 1.0
-    fig, axes = d.figure((12.0, 6.0), 1, 2, left=0.01, right=0.99, top=0.92,
-                         bottom=0.16, wspace=0.05)  # fmt: skip
+    fig, axes = d.figure(
+        (12.0, 6.0), 1, 2, left=0.01, right=0.99, top=0.92, bottom=0.16, wspace=0.05
+    )
     for ax in axes:
         d.panel(ax, (left, right), (-0.5, 5.7), equal=True)
         _chains(ax, enc_x, dec_x, source, target)

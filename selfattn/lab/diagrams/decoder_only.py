@@ -60,8 +60,9 @@ def decoder_only_masks(*, L: int = 4) -> Figure:
     names = ["<bos>", *(f"x{i}" for i in range(1, L + 1)), "<sep>"]
     names += [f"y{i}" for i in range(1, L + 1)]
     span = {"source": (1, L + 1), "decoder": (L + 1, T)}
-    fig, axes = d.figure((11.0, 6.4), 1, 2, left=0.08, right=0.98, top=0.9,
-                         bottom=0.3, wspace=0.25)  # fmt: skip
+    fig, axes = d.figure(
+        (11.0, 6.4), 1, 2, left=0.08, right=0.98, top=0.9, bottom=0.3, wspace=0.25
+    )
     may, titles = d.fill(d.SKY, 0.8), ("causal mask", "prefix-LM mask")
     for ax, mask, title in zip(axes, (causal, prefix), titles, strict=True):
         codes = mask.astype(int) + (mask & ~causal)  # 2: allowed only here

@@ -51,10 +51,15 @@ def favourite_stats(weights: Any, targets: Sequence[int] | None = None) -> dict:
     return {"favourites": fav, "distinct": len(set(fav.tolist())), "on_target": hits}
 
 
-def favourite_keys(weights: Mapping[str, Any], *, queries: Sequence[Any] | None = None,
-                   keys: Sequence[Any] | None = None,
-                   targets: Sequence[int] | None = None, xlabel: str = "key",
-                   ylabel: str = "query") -> Figure:  # fmt: skip
+def favourite_keys(
+    weights: Mapping[str, Any],
+    *,
+    queries: Sequence[Any] | None = None,
+    keys: Sequence[Any] | None = None,
+    targets: Sequence[int] | None = None,
+    xlabel: str = "key",
+    ylabel: str = "query",
+) -> Figure:
     """Heatmaps of attention weights, one per function, each row's favourite ringed.
 
     Args:
@@ -96,8 +101,15 @@ def favourite_keys(weights: Mapping[str, Any], *, queries: Sequence[Any] | None 
         im = ax.imshow(w, cmap=CMAP, vmin=0.0, vmax=vmax, interpolation="nearest")
         stats = favourite_stats(w, targets)
         rows = np.arange(T_q)
-        ax.scatter(stats["favourites"], rows, s=420, facecolors="none",
-                   edgecolors="white", linewidths=2, path_effects=_HALO)  # fmt: skip
+        ax.scatter(
+            stats["favourites"],
+            rows,
+            s=420,
+            facecolors="none",
+            edgecolors="white",
+            linewidths=2,
+            path_effects=_HALO,
+        )
         if targets is not None:
             ax.scatter(np.asarray(targets), rows, s=40, color=d.VERMILLION, zorder=3)
         ax.set_xticks(np.arange(T_k), [str(k) for k in (keys or range(T_k))])

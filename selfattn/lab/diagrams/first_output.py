@@ -38,8 +38,15 @@ def _fmt(x: Tensor) -> str:
     return "(" + ", ".join(f"{t:g}" for t in x.tolist()) + ")"
 
 
-def first_output(a: Tensor, q: Tensor, k: Tensor, v: Tensor, tokens: Sequence[str], *,
-                 ax: Axes | None = None) -> Figure:  # fmt: skip
+def first_output(
+    a: Tensor,
+    q: Tensor,
+    k: Tensor,
+    v: Tensor,
+    tokens: Sequence[str],
+    *,
+    ax: Axes | None = None,
+) -> Figure:
     r"""Draw the computation of :math:`b^1` from the inputs, bottom to top.
 
     Args:

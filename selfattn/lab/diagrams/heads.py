@@ -117,8 +117,9 @@ def multi_head_flow(*, T: int = 4, D: int = 8, H: int = 2) -> Figure:
     # 1) project: X -> Q, K, V, whose columns fall into H heads
     for n, (name, w) in enumerate((("Q", "W_q"), ("K", "W_k"), ("V", "W_v"))):
         y, symbol = qkv_gap * (1 - n), f"${name} = XW_{name.lower()}$"
-        box = d.matrix(ax, (xs["QKV"], y), shapes["Q"], cell, d.BLACK, symbol=symbol,
-                       **by_head)  # fmt: skip
+        box = d.matrix(
+            ax, (xs["QKV"], y), shapes["Q"], cell, d.BLACK, symbol=symbol, **by_head
+        )
         label = f"${w}$\nD × D\n" + "({} × {})".format(*shapes["W_q"])
         d.arrow(ax, (X[2], 0), (box[0], y), label, where=0.62)
     # 2) split: head h takes columns (h-1) d_k ... h d_k - 1 of Q, K and V
@@ -130,8 +131,9 @@ def multi_head_flow(*, T: int = 4, D: int = 8, H: int = 2) -> Figure:
     # 3) concatenate the heads, 4) mix them with W_o = (W^O)^T
     concat = dict(symbol="concat", **by_head)
     C = d.matrix(ax, (xs["concat"], 0), shapes["concat"], cell, d.BLACK, **concat)
-    O = d.matrix(ax, (xs["out"], 0), shapes["out"], cell, d.GREY, symbol="out",
-                 dims="T × D")  # fmt: skip
+    O = d.matrix(
+        ax, (xs["out"], 0), shapes["out"], cell, d.GREY, symbol="out", dims="T × D"
+    )
     label = f"$W_o$\n{d.tex('D × D')}\n" + "({} × {})".format(*shapes["W_o"])
     d.arrow(ax, (C[2], 0), (O[0], 0), label, above=True)
     formula = (

@@ -61,8 +61,14 @@ def _entry(ax: Axes, j: int, y_q: float, key: str, score, weight, value) -> None
     d.link(ax, *ends, color="weight", lw=d.width(weight), head=False, gid=gid)
 
 
-def key_value_memory(q: Tensor, K: Tensor, V: Tensor, *, scale: float = 1.0,
-                     labels: Sequence[str] | None = None) -> Figure:  # fmt: skip
+def key_value_memory(
+    q: Tensor,
+    K: Tensor,
+    V: Tensor,
+    *,
+    scale: float = 1.0,
+    labels: Sequence[str] | None = None,
+) -> Figure:
     r"""Draw soft addressing of a key–value memory, with the library's numbers.
 
     One row per entry :math:`j`: its key :math:`k_j` (and label), the score

@@ -60,8 +60,9 @@ def _pattern(ax, buckets: torch.Tensor, n_buckets: int) -> None:
     ax.set_title(f"may attend: same bucket\n{share}", size=d.FONT)
 
 
-def lsh_buckets(*, n_points: int = 32, n_buckets: int = 4,
-                generator: torch.Generator | None = None) -> Figure:  # fmt: skip
+def lsh_buckets(
+    *, n_points: int = 32, n_buckets: int = 4, generator: torch.Generator | None = None
+) -> Figure:
     r"""Draw Reformer's angular LSH in 2-D and the attention pattern it allows.
 
     Left: ``n_points`` points near the unit circle coloured by their bucket
@@ -96,8 +97,9 @@ def lsh_buckets(*, n_points: int = 32, n_buckets: int = 4,
     state = gen.get_state()
     buckets = angular_lsh(x, n_buckets, generator=gen)  # (n,)
     R = _rotation(2, n_buckets, torch.Generator().set_state(state))  # the same R
-    fig, (ax, bx) = d.figure((10.5, 5.4), 1, 2, left=0.02, right=0.97, top=0.8,
-                             bottom=0.2, wspace=0.25)  # fmt: skip
+    fig, (ax, bx) = d.figure(
+        (10.5, 5.4), 1, 2, left=0.02, right=0.97, top=0.8, bottom=0.2, wspace=0.25
+    )
     _points(ax, x, buckets, R)
     _pattern(bx, buckets, n_buckets)
     d.legend(fig, ax.get_legend_handles_labels()[0], min(n_buckets, 4))

@@ -64,8 +64,9 @@ def connectivity(*, T: int = 8, kernel: int = 3) -> Figure:
         The figure, one axes per kind of layer.
     """
     paths = path_lengths(T, kernel)  # checks T and kernel
-    fig, axes = d.figure((10.5, 5.0), 1, 3, left=0.01, right=0.99, top=0.91,
-                         bottom=0.43, wspace=0.08)  # fmt: skip
+    fig, axes = d.figure(
+        (10.5, 5.0), 1, 3, left=0.01, right=0.99, top=0.91, bottom=0.43, wspace=0.08
+    )
     star, top = T // 2, 2.0  # the output whose edges are highlighted
     for ax, kind in zip(axes, LAYERS, strict=True):
         n_seq = _layer(ax, kind, T, kernel, star, top)

@@ -92,8 +92,9 @@ def _layout(size: dict[str, tuple[int, int]], cell: float):
     return xs, ys, (left, right, bottom, top)
 
 
-def qkv_pipeline(convention: str = "rows", *, T: int = 4, D: int = 6, d_k: int = 3,
-                 d_v: int = 3) -> Figure:  # fmt: skip
+def qkv_pipeline(
+    convention: str = "rows", *, T: int = 4, D: int = 6, d_k: int = 3, d_v: int = 3
+) -> Figure:
     r"""Draw single-head self-attention as a pipeline of matrices with their shapes.
 
     Input → :math:`Q, K, V` → scores → weights → output, each matrix a grid

@@ -76,8 +76,9 @@ def _checked(I, W_q, W_k, i: int, j: int) -> tuple:
     return I, W_q, W_k, i, j
 
 
-def score_product(I: np.ndarray, W_q: np.ndarray, W_k: np.ndarray,
-                  *, i: int, j: int) -> Figure:  # fmt: skip
+def score_product(
+    I: np.ndarray, W_q: np.ndarray, W_k: np.ndarray, *, i: int, j: int
+) -> Figure:
     r"""Draw :math:`A = K^\top Q / \sqrt{d_k}` with row :math:`j` of
     :math:`K^\top` meeting column :math:`i` of :math:`Q` in :math:`A_{j,i}`.
 

@@ -54,8 +54,9 @@ def _dilations(kernel: int, layers: int, dilated: bool) -> list[int]:
     return [kernel**layer if dilated else 1 for layer in range(layers)]
 
 
-def receptive_field(T: int, kernel: int, layers: int,
-                    *, dilated: bool, out: int) -> list[list[int]]:  # fmt: skip
+def receptive_field(
+    T: int, kernel: int, layers: int, *, dilated: bool, out: int
+) -> list[list[int]]:
     """The nodes that reach output ``out`` of a stack of ``layers`` convolutions.
 
     Args:
@@ -103,11 +104,25 @@ def _stack(ax, T: int, kernel: int, layers: int, dilated: bool, out: int) -> Non
     for level in range(layers + 1):
         cold = [i for i in range(T) if i not in hot[level]]
         face = "white" if level == 0 else d.SKY
-        ax.scatter(cold, [level] * len(cold), s=28, c=face, edgecolors=d.GREY,
-                   linewidths=0.8, zorder=3)  # fmt: skip
-        ax.scatter(hot[level], [level] * len(hot[level]), s=46, c=face, zorder=4,
-                   edgecolors=d.VERMILLION, linewidths=1.8,
-                   gid="field" if level == 0 else None)  # fmt: skip
+        ax.scatter(
+            cold,
+            [level] * len(cold),
+            s=28,
+            c=face,
+            edgecolors=d.GREY,
+            linewidths=0.8,
+            zorder=3,
+        )
+        ax.scatter(
+            hot[level],
+            [level] * len(hot[level]),
+            s=46,
+            c=face,
+            zorder=4,
+            edgecolors=d.VERMILLION,
+            linewidths=1.8,
+            gid="field" if level == 0 else None,
+        )
         name = f"layer {level} (dilation {dils[level - 1]})" if level else "input"
         d.text(ax, -1.0, level, name, ha="right")
     kind = "dilated" if dilated else "contiguous"
@@ -142,8 +157,16 @@ def receptive_fields(
     T, kernel = check_int("T", T), check_int("kernel", kernel, minimum=3)
     layers = check_int("layers", layers)
     out = T // 2 if out is None else out
-    fig, axes = d.figure((10.5, 2.0 + 1.25 * (layers + 1)), 2, 1, left=0.2, right=0.99,
-                         top=0.93, bottom=0.12, hspace=0.45)  # fmt: skip
+    fig, axes = d.figure(
+        (10.5, 2.0 + 1.25 * (layers + 1)),
+        2,
+        1,
+        left=0.2,
+        right=0.99,
+        top=0.93,
+        bottom=0.12,
+        hspace=0.45,
+    )
     for ax, dilated in zip(axes, (False, True), strict=True):
         _stack(ax, T, kernel, layers, dilated, out)
     hot = f"what reaches output {out}"

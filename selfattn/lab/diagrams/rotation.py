@@ -37,22 +37,38 @@ def _circle(ax, pts, f: int, omega: float, M, delta: int, starts: list[int]) -> 
         d.arrow(ax, *tips, color=d.VERMILLION, rad=bend, lw=1.8, zorder=4)
     turn = delta * omega
     a0 = 90 - np.degrees(starts[0] * omega)  # matplotlib angles
-    ax.add_artist(Arc((0, 0), 0.5, 0.5, theta1=a0 - np.degrees(turn), theta2=a0,
-                      color=d.BLACK, lw=1))  # fmt: skip
+    ax.add_artist(
+        Arc(
+            (0, 0),
+            0.5,
+            0.5,
+            theta1=a0 - np.degrees(turn),
+            theta2=a0,
+            color=d.BLACK,
+            lw=1,
+        )
+    )
     for p in (pts[starts[0]], pts[starts[0] + delta]):
         ax.plot([0, p[0]], [0, p[1]], color=d.GREY, lw=0.8)
-    ax.set_title(f"pair $f = {f}$: $\\omega_{{{f}}}$ = {omega:.3g} per position\n"
-                 f"$\\delta = {delta}$ turns every point by {turn:.3g} rad",
-                 size=d.SMALL + 1)  # fmt: skip
+    ax.set_title(
+        f"pair $f = {f}$: $\\omega_{{{f}}}$ = {omega:.3g} per position\n"
+        f"$\\delta = {delta}$ turns every point by {turn:.3g} rad",
+        size=d.SMALL + 1,
+    )
     ax.set_xlabel(f"$P_{{i,{2 * f}}} = \\sin \\omega_{{{f}}} i$", size=d.SMALL)
     ax.set_ylabel(f"$P_{{i,{2 * f + 1}}} = \\cos \\omega_{{{f}}} i$", size=d.SMALL)
     ax.set(xlim=(-1.35, 1.35), ylim=(-1.35, 1.35), aspect="equal")
     ax.set(xticks=[-1, 0, 1], yticks=[-1, 0, 1])
 
 
-def offset_circles(*, embed_dim: int = 64, pairs: Sequence[int] = (0, 4),
-                   n_positions: int = 8, delta: int = 2,
-                   starts: Sequence[int] = (0, 3)) -> Figure:  # fmt: skip
+def offset_circles(
+    *,
+    embed_dim: int = 64,
+    pairs: Sequence[int] = (0, 4),
+    n_positions: int = 8,
+    delta: int = 2,
+    starts: Sequence[int] = (0, 3),
+) -> Figure:
     r"""Draw pairs of the sinusoidal encoding on the unit circle, and the turn
     :math:`M_f(\delta)` that moves every position :math:`\delta` steps on.
 
@@ -100,8 +116,9 @@ def offset_circles(*, embed_dim: int = 64, pairs: Sequence[int] = (0, 4),
     P = sinusoidal_encoding(n, D, dtype=torch.float64)  # (n, D)
     M = offset_rotation(delta, D, dtype=torch.float64)  # (D/2, 2, 2)
     omega = frequencies(D).double()  # (D/2,)
-    fig, axes = plt.subplots(1, len(pairs), figsize=(4.4 * len(pairs), 5.2),
-                             facecolor="white", squeeze=False)  # fmt: skip
+    fig, axes = plt.subplots(
+        1, len(pairs), figsize=(4.4 * len(pairs), 5.2), facecolor="white", squeeze=False
+    )
     for ax, f in zip(axes[0], pairs, strict=True):
         pts = P[:, 2 * f : 2 * f + 2]  # (n, 2): (sin w_f i, cos w_f i)
         _circle(ax, pts, f, omega[f].item(), M[f], delta, starts)

@@ -22,8 +22,9 @@ TAGGERS = ("per-token", "window", "self-attention")
 PAD = "<pad>"  # how a padding position is labelled in the figure
 
 
-def tagger_reads(length: int, T: int | None = None, *,
-                 radius: int) -> dict[str, Tensor]:  # fmt: skip
+def tagger_reads(
+    length: int, T: int | None = None, *, radius: int
+) -> dict[str, Tensor]:
     """Which inputs the output at each position reads, for the three taggers.
 
     Args:
@@ -95,8 +96,14 @@ def _words(ax, kind: str, labels: list[str], read, length: int, clue) -> None:
         d.text(ax, j, 0.0, word, d.FONT, gid=gid, **look)
 
 
-def tagger_views(words: Sequence[str], position: int, *, radius: int = 2,
-                 clue: int | None = None, pad: int = 0) -> Figure:  # fmt: skip
+def tagger_views(
+    words: Sequence[str],
+    position: int,
+    *,
+    radius: int = 2,
+    clue: int | None = None,
+    pad: int = 0,
+) -> Figure:
     """Draw which words each tagger reads to tag the word at ``position``.
 
     Three panels, one per tagger of :func:`~selfattn.lab.diagrams.tagger_reads`
@@ -134,8 +141,9 @@ def tagger_views(words: Sequence[str], position: int, *, radius: int = 2,
         f"self-attention tagger: reads all {n['self-attention']} words of "
         "the sentence, weights computed from the words, padding masked out",
     )
-    fig, axes = d.figure((10.0, 7.6), 3, 1, left=0.02, right=0.98, top=0.95,
-                         bottom=0.1, hspace=0.45)  # fmt: skip
+    fig, axes = d.figure(
+        (10.0, 7.6), 3, 1, left=0.02, right=0.98, top=0.95, bottom=0.1, hspace=0.45
+    )
     top, tag = 1.5, dict(boxstyle="round,pad=0.3", fc="white", ec=d.BLUE, lw=1.6)
     output = f"tag of '{words[position]}'"
     for ax, kind, title in zip(axes, TAGGERS, titles, strict=True):

@@ -141,8 +141,9 @@ def _grid(ax, visited: list[tuple[int, ...]], T_q: int, T_k: int, B_q, B_k) -> N
     ax.annotate(queries, (0, T_q / 2), xytext=(-26, 0), ha="right", va="center", **off)
 
 
-def online_softmax_tiling(*, T_q: int = 8, T_k: int = 8, B_q: int = 4,
-                          B_k: int = 4) -> Figure:  # fmt: skip
+def online_softmax_tiling(
+    *, T_q: int = 8, T_k: int = 8, B_q: int = 4, B_k: int = 4
+) -> Figure:
     r"""Draw the score matrix cut into tiles, as chunked (flash) attention visits it.
 
     The ``T_q × T_k`` scores are cut into tiles of ``B_q`` queries by ``B_k``

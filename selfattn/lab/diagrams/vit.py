@@ -87,8 +87,13 @@ def vit_pipeline(vit: torch.nn.Module, image: Tensor) -> Figure:
     fig, ax = d.canvas(11.0, xlim, ylim, top=0.4, bottom=0.85)
     # the image, the patch grid on it
     box = (0.0, -h_img / 2, w_img, h_img / 2)
-    ax.imshow(image[0].numpy(), cmap="gray_r", extent=(box[0], box[2], box[1], box[3]),
-              interpolation="nearest", zorder=1)  # fmt: skip
+    ax.imshow(
+        image[0].numpy(),
+        cmap="gray_r",
+        extent=(box[0], box[2], box[1], box[3]),
+        interpolation="nearest",
+        zorder=1,
+    )
     grid = [(k * px, box[1], k * px, box[3]) for k in range(0, W_img + 1, p)]
     grid += [(0, y, w_img, y) for y in box[3] - px * np.arange(0, H_img + 1, p)]
     d.segments(ax, grid, color=d.VERMILLION, lw=1.2)
@@ -175,8 +180,13 @@ def _looks(ax, row: Tensor, grid: tuple[int, int], query, field, vmax: float):
     """One heatmap panel: the query's weights ``row`` (class token first) over
     the patch grid, the query outlined and the ``field`` block dashed."""
     (gh, gw), (qy, qx) = grid, query
-    im = ax.imshow(row[1:].reshape(gh, gw).numpy(), cmap=CMAP, vmin=0, vmax=vmax,
-                   interpolation="nearest")  # fmt: skip
+    im = ax.imshow(
+        row[1:].reshape(gh, gw).numpy(),
+        cmap=CMAP,
+        vmin=0,
+        vmax=vmax,
+        interpolation="nearest",
+    )
     ax.add_patch(Rectangle((qx - 0.5, qy - 0.5), 1, 1, **_OUTLINE))
     if field is not None:  # the block a convolution would see, clipped
         r0, c0 = max(qy - field // 2, 0), max(qx - field // 2, 0)
@@ -188,9 +198,15 @@ def _looks(ax, row: Tensor, grid: tuple[int, int], query, field, vmax: float):
     return im
 
 
-def patch_attention(images: Tensor, weights: Mapping[str, Tensor], *, patch: int,
-                    query: int, titles: Sequence[str] | None = None,
-                    field: int | None = 3) -> Figure:  # fmt: skip
+def patch_attention(
+    images: Tensor,
+    weights: Mapping[str, Tensor],
+    *,
+    patch: int,
+    query: int,
+    titles: Sequence[str] | None = None,
+    field: int | None = 3,
+) -> Figure:
     """Draw where one query patch looks, image by image and head by head.
 
     Row ``r`` is image ``r``: first the image with the patch grid and the query
@@ -219,8 +235,13 @@ def patch_attention(images: Tensor, weights: Mapping[str, Tensor], *, patch: int
     p, gh, gw = _check_patches(images, weights, patch, query, titles, field)
     R, _, H_img, W_img = images.shape
     cols = 1 + len(weights)
-    fig, axes = plt.subplots(R, cols, figsize=(2.0 * cols + 0.8, 2.1 * R + 0.3),
-                             squeeze=False, layout="constrained")  # fmt: skip
+    fig, axes = plt.subplots(
+        R,
+        cols,
+        figsize=(2.0 * cols + 0.8, 2.1 * R + 0.3),
+        squeeze=False,
+        layout="constrained",
+    )
     fig.set_facecolor("white")
     vmax = max(float(w[:, query + 1, 1:].max()) for w in weights.values())
     qy, qx = divmod(query, gw)
