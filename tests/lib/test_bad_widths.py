@@ -40,7 +40,7 @@ pytestmark = pytest.mark.skipif(
 # Modules whose forward takes no floating-point tensor, with why.
 NO_WIDTH = {
     "EncoderDecoderTransformer": "token ids (B, T): the last dimension is a length, "
-    "every one valid; dtype, rank and vocabulary are checked (_tokens)",
+    "every one valid; dtype, rank and vocabulary are checked (check_ids)",
     "BahdanauSeq2Seq": "token ids (B, T), as EncoderDecoderTransformer",
 }
 
