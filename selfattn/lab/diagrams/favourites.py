@@ -101,15 +101,8 @@ def favourite_keys(
         im = ax.imshow(w, cmap=CMAP, vmin=0.0, vmax=vmax, interpolation="nearest")
         stats = favourite_stats(w, targets)
         rows = np.arange(T_q)
-        ax.scatter(
-            stats["favourites"],
-            rows,
-            s=420,
-            facecolors="none",
-            edgecolors="white",
-            linewidths=2,
-            path_effects=_HALO,
-        )
+        ring = dict(s=420, facecolors="none", edgecolors="white", linewidths=2)
+        ax.scatter(stats["favourites"], rows, path_effects=_HALO, **ring)
         if targets is not None:
             ax.scatter(np.asarray(targets), rows, s=40, color=d.VERMILLION, zorder=3)
         ax.set_xticks(np.arange(T_k), [str(k) for k in (keys or range(T_k))])

@@ -131,9 +131,8 @@ def multi_head_flow(*, T: int = 4, D: int = 8, H: int = 2) -> Figure:
     # 3) concatenate the heads, 4) mix them with W_o = (W^O)^T
     concat = dict(symbol="concat", **by_head)
     C = d.matrix(ax, (xs["concat"], 0), shapes["concat"], cell, d.BLACK, **concat)
-    O = d.matrix(
-        ax, (xs["out"], 0), shapes["out"], cell, d.GREY, symbol="out", dims="T × D"
-    )
+    out = dict(symbol="out", dims="T × D")
+    O = d.matrix(ax, (xs["out"], 0), shapes["out"], cell, d.GREY, **out)
     label = f"$W_o$\n{d.tex('D × D')}\n" + "({} × {})".format(*shapes["W_o"])
     d.arrow(ax, (C[2], 0), (O[0], 0), label, above=True)
     formula = (

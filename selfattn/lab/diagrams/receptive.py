@@ -18,6 +18,10 @@ _EDGES = {  # is the edge on a path into the output: its style
     True: dict(color=d.VERMILLION, lw=1.8, zorder=2),
     False: dict(color=d.GREY, lw=0.4, alpha=0.5, zorder=1),
 }
+_NODES = {  # is the node on a path into the output: its style
+    True: dict(s=46, edgecolors=d.VERMILLION, linewidths=1.8, zorder=4),
+    False: dict(s=28, edgecolors=d.GREY, linewidths=0.8, zorder=3),
+}
 
 
 def conv_reads(T: int, kernel: int, dilation: int) -> list[list[int]]:
@@ -102,27 +106,11 @@ def _stack(ax, T: int, kernel: int, layers: int, dilated: bool, out: int) -> Non
             ]
             d.segments(ax, edges, **_EDGES[is_hot])
     for level in range(layers + 1):
-        cold = [i for i in range(T) if i not in hot[level]]
         face = "white" if level == 0 else d.SKY
-        ax.scatter(
-            cold,
-            [level] * len(cold),
-            s=28,
-            c=face,
-            edgecolors=d.GREY,
-            linewidths=0.8,
-            zorder=3,
-        )
-        ax.scatter(
-            hot[level],
-            [level] * len(hot[level]),
-            s=46,
-            c=face,
-            zorder=4,
-            edgecolors=d.VERMILLION,
-            linewidths=1.8,
-            gid="field" if level == 0 else None,
-        )
+        for is_hot in (False, True):
+            nodes = [i for i in range(T) if (i in hot[level]) == is_hot]
+            gid = "field" if is_hot and level == 0 else None
+            ax.scatter(nodes, [level] * len(nodes), c=face, gid=gid, **_NODES[is_hot])
         name = f"layer {level} (dilation {dils[level - 1]})" if level else "input"
         d.text(ax, -1.0, level, name, ha="right")
     kind = "dilated" if dilated else "contiguous"
@@ -157,15 +145,9 @@ def receptive_fields(
     T, kernel = check_int("T", T), check_int("kernel", kernel, minimum=3)
     layers = check_int("layers", layers)
     out = T // 2 if out is None else out
+    size = (10.5, 2.0 + 1.25 * (layers + 1))
     fig, axes = d.figure(
-        (10.5, 2.0 + 1.25 * (layers + 1)),
-        2,
-        1,
-        left=0.2,
-        right=0.99,
-        top=0.93,
-        bottom=0.12,
-        hspace=0.45,
+        size, 2, 1, left=0.2, right=0.99, top=0.93, bottom=0.12, hspace=0.45
     )
     for ax, dilated in zip(axes, (False, True), strict=True):
         _stack(ax, T, kernel, layers, dilated, out)

@@ -37,17 +37,8 @@ def _circle(ax, pts, f: int, omega: float, M, delta: int, starts: list[int]) -> 
         d.arrow(ax, *tips, color=d.VERMILLION, rad=bend, lw=1.8, zorder=4)
     turn = delta * omega
     a0 = 90 - np.degrees(starts[0] * omega)  # matplotlib angles
-    ax.add_artist(
-        Arc(
-            (0, 0),
-            0.5,
-            0.5,
-            theta1=a0 - np.degrees(turn),
-            theta2=a0,
-            color=d.BLACK,
-            lw=1,
-        )
-    )
+    arc = dict(theta1=a0 - np.degrees(turn), theta2=a0, color=d.BLACK, lw=1)
+    ax.add_artist(Arc((0, 0), 0.5, 0.5, **arc))
     for p in (pts[starts[0]], pts[starts[0] + delta]):
         ax.plot([0, p[0]], [0, p[1]], color=d.GREY, lw=0.8)
     ax.set_title(

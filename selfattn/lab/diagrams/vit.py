@@ -22,6 +22,9 @@ from selfattn._checks import check_int
 from selfattn.lab.plotting import CMAP
 from selfattn.vision import patchify
 
+_PIXELS = dict(cmap="gray_r", interpolation="nearest")  # an image's first channel
+_OUTLINE = {"fill": False, "ec": d.VERMILLION, "lw": 2.5}  # the query patch
+
 
 def vit_shapes(vit: torch.nn.Module, image: Tensor) -> dict[str, tuple[int, ...]]:
     """The shape of every stage of ``vit`` on one image ``(C, H_img, W_img)``.
@@ -87,13 +90,8 @@ def vit_pipeline(vit: torch.nn.Module, image: Tensor) -> Figure:
     fig, ax = d.canvas(11.0, xlim, ylim, top=0.4, bottom=0.85)
     # the image, the patch grid on it
     box = (0.0, -h_img / 2, w_img, h_img / 2)
-    ax.imshow(
-        image[0].numpy(),
-        cmap="gray_r",
-        extent=(box[0], box[2], box[1], box[3]),
-        interpolation="nearest",
-        zorder=1,
-    )
+    extent = (box[0], box[2], box[1], box[3])
+    ax.imshow(image[0].numpy(), extent=extent, zorder=1, **_PIXELS)
     grid = [(k * px, box[1], k * px, box[3]) for k in range(0, W_img + 1, p)]
     grid += [(0, y, w_img, y) for y in box[3] - px * np.arange(0, H_img + 1, p)]
     d.segments(ax, grid, color=d.VERMILLION, lw=1.2)
@@ -173,20 +171,12 @@ def _check_patches(images, weights, patch, query: int, titles, field) -> tuple:
     return p, gh, gw
 
 
-_OUTLINE = {"fill": False, "ec": d.VERMILLION, "lw": 2.5}  # the query patch
-
-
 def _looks(ax, row: Tensor, grid: tuple[int, int], query, field, vmax: float):
     """One heatmap panel: the query's weights ``row`` (class token first) over
     the patch grid, the query outlined and the ``field`` block dashed."""
     (gh, gw), (qy, qx) = grid, query
-    im = ax.imshow(
-        row[1:].reshape(gh, gw).numpy(),
-        cmap=CMAP,
-        vmin=0,
-        vmax=vmax,
-        interpolation="nearest",
-    )
+    heat = row[1:].reshape(gh, gw).numpy()  # the patches' weights on their grid
+    im = ax.imshow(heat, cmap=CMAP, vmin=0, vmax=vmax, interpolation="nearest")
     ax.add_patch(Rectangle((qx - 0.5, qy - 0.5), 1, 1, **_OUTLINE))
     if field is not None:  # the block a convolution would see, clipped
         r0, c0 = max(qy - field // 2, 0), max(qx - field // 2, 0)
@@ -235,19 +225,14 @@ def patch_attention(
     p, gh, gw = _check_patches(images, weights, patch, query, titles, field)
     R, _, H_img, W_img = images.shape
     cols = 1 + len(weights)
-    fig, axes = plt.subplots(
-        R,
-        cols,
-        figsize=(2.0 * cols + 0.8, 2.1 * R + 0.3),
-        squeeze=False,
-        layout="constrained",
-    )
+    size = (2.0 * cols + 0.8, 2.1 * R + 0.3)
+    fig, axes = plt.subplots(R, cols, figsize=size, squeeze=False, layout="constrained")
     fig.set_facecolor("white")
     vmax = max(float(w[:, query + 1, 1:].max()) for w in weights.values())
     qy, qx = divmod(query, gw)
     for r in range(R):
         ax = axes[r, 0]
-        ax.imshow(images[r, 0].numpy(), cmap="gray_r", interpolation="nearest")
+        ax.imshow(images[r, 0].numpy(), **_PIXELS)
         ax.set_xticks(np.arange(-0.5, W_img, p), [])
         ax.set_yticks(np.arange(-0.5, H_img, p), [])
         ax.grid(color=d.GREY, lw=0.8)
