@@ -1,10 +1,6 @@
-r"""The encoder–decoder with and without attention (Bahdanau et al., 2015).
-
-The line widths are the weights :math:`\alpha'_{i,j}` of
-:func:`selfattn.attention.scaled_dot_product_attention` (or passed in, e.g. from
-a trained model); every weight line carries a ``gid`` (``"weight i j"``) so that
-a test can read the drawn width back.
-"""
+r"""The encoder–decoder with and without attention (Bahdanau et al., 2015);
+each weight line is as wide as its weight and carries a ``gid``
+(``"weight i j"``) that a test reads back."""
 
 from __future__ import annotations
 
@@ -117,27 +113,22 @@ def encoder_decoder(
 ) -> Figure:
     r"""Draw an encoder–decoder without and with attention, side by side.
 
-    Left: the encoder's states :math:`h_1, \dots, h_m` (one per source token)
-    end in one code :math:`C` that every decoder step :math:`g` reads.
-    Right: every state is kept, and step :math:`i` reads its own context
-    :math:`C_i = \sum_j \alpha'_{i,j} h_j`; the line from :math:`h_j` to
-    :math:`C_i` is as wide as :math:`\alpha'_{i,j}`, and the query that
-    decides the weights comes from the decoder's previous step.
+    Left: the encoder's states :math:`h_1, \dots, h_m` end in one code :math:`C`
+    that every decoder step :math:`g` reads. Right: step :math:`i` reads its own
+    context :math:`C_i = \sum_j \alpha'_{i,j} h_j`, each line from :math:`h_j` as
+    wide as :math:`\alpha'_{i,j}`, its query from the decoder's previous step.
 
-    Without ``weights``, they are computed by
-    :func:`~selfattn.attention.scaled_dot_product_attention` from one-hot keys
-    (one per source position) and queries that each match one source
-    position, ``alignment[i]``, scored with ``scale=sharpness``: an
-    illustration of an alignment, not a trained one. With ``weights``
-    (``(len(target), len(source))``, rows summing to 1, e.g. from a trained
-    model), those are drawn.
+    The weights are ``weights`` if given (e.g. from a trained model), else those
+    of :func:`~selfattn.attention.scaled_dot_product_attention` for one-hot keys
+    and queries that match ``alignment[i]``, scaled by ``sharpness``: an
+    illustration, not a trained alignment.
 
     Args:
-        source, target: the tokens (at least one each, at most 8).
+        source, target: the tokens (1 to 8 each).
         alignment: for each target step, the source position its query
             matches (0-based); ignored when ``weights`` is given.
         sharpness: the score multiplier (``scale``) of the computed weights.
-        weights: the weights to draw instead, ``(len(target), len(source))``.
+        weights: ``(len(target), len(source))``, rows summing to 1.
 
     Returns:
         The figure, two axes (without and with attention).

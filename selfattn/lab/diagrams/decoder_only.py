@@ -1,10 +1,5 @@
-"""One mask for a whole encoder–decoder: the decoder-only model's causal mask.
-
-:func:`~selfattn.lab.diagrams.decoder_only_masks` draws
-:func:`selfattn.masks.causal_mask` over a prompt and its target, with the
-three blocks that play the encoder–decoder's three attention layers outlined,
-and beside it the prefix-LM mask, whose prompt block is full.
-"""
+"""One mask for a whole encoder–decoder: the decoder-only model's causal mask,
+beside the prefix-LM mask."""
 
 from __future__ import annotations
 
@@ -29,16 +24,12 @@ _BLOCKS = (
 def decoder_only_masks(*, L: int = 4) -> Figure:
     """Draw the causal and the prefix-LM mask of a decoder-only model.
 
-    The sequence is ``<bos> x_1 .. x_L <sep> y_1 .. y_L``: a prompt of
-    ``P = L + 2`` tokens, then ``L`` target tokens, ``T = 2L + 2`` in all
-    (rows are queries, columns keys; a filled cell may attend). Left:
-    :func:`selfattn.masks.causal_mask` ``(T)``, with the blocks that are the
-    encoder–decoder's three attention layers outlined: ``x × x`` (the
-    encoder's, causal here), the decoder's queries ``<sep> y`` against ``x``
-    (cross-attention, ``(L + 1) L`` scores) and against themselves
-    (``(L + 1)(L + 2) / 2``); the ``<bos>`` row and column lie outside them.
-    Right: the prefix-LM mask, the causal mask with the whole prompt × prompt
-    block allowed.
+    The sequence is ``<bos> x_1 .. x_L <sep> y_1 .. y_L``, a prompt of ``P = L +
+    2`` tokens and ``L`` targets, ``T = 2L + 2`` (rows are queries, columns keys;
+    a filled cell may attend). Left: :func:`selfattn.masks.causal_mask` ``(T)``,
+    the encoder–decoder's three attention layers outlined: ``x × x`` (the
+    encoder's, causal here), ``<sep> y × x`` (cross-attention) and ``<sep> y ×
+    <sep> y``. Right: the prefix-LM mask, the prompt × prompt block allowed.
 
     Args:
         L: digits in the source and in the target (at least 1).

@@ -1,9 +1,6 @@
-"""Each query's favourite key, side by side for several attention functions.
-
-Static attention (Brody et al., 2022) shows as one column of rings, every
-query's favourite the same key; dynamic attention as rings that move from query
-to query. The rings are each row's ``argmax`` of the weights given.
-"""
+"""Each query's favourite key (the ``argmax`` of its row), side by side for
+several attention functions: static attention (Brody et al., 2022) shows as
+one column of rings, dynamic attention as rings that move."""
 
 from __future__ import annotations
 
@@ -41,9 +38,9 @@ def favourite_stats(weights: Any, targets: Sequence[int] | None = None) -> dict:
         targets: the key each query should pick, or None.
 
     Returns:
-        A dict with three keys. ``"favourites"``: the argmax of each row;
-        ``"distinct"``: how many different favourites; ``"on_target"``: how
-        many queries' favourite is their target (None without targets).
+        ``"favourites"``: the argmax of each row; ``"distinct"``: how many
+        different ones; ``"on_target"``: how many are their query's target
+        (None without targets).
     """
     w = _weights("weights", weights)
     fav = w.argmax(axis=1)
@@ -65,16 +62,14 @@ def favourite_keys(
     Args:
         weights: ``{title: (T_q, T_k) weights}``, all of one shape, one panel
             each (e.g. ``{"GAT": ..., "GATv2": ...}``); row ``i`` is query ``i``.
-        queries: ``T_q`` labels for the rows; keys: ``T_k`` labels for the
-            columns.
-        targets: for each query the column of the key it should pick (marked
-            with a vermillion dot), or None.
+        queries, keys: labels for the rows and the columns.
+        targets: for each query the key it should pick (a vermillion dot).
         xlabel, ylabel: the axis labels.
 
     Returns:
-        The figure, whose ``fig.axes[p]`` is panel ``p`` (its ``images[0]`` holds the
-        weights), the colour bar comes last. Each title gives the number of
-        distinct favourites and, with ``targets``, how many are on target.
+        The figure: ``fig.axes[p]`` is panel ``p`` (its ``images[0]`` holds the
+        weights), titled with its number of distinct favourites and how many
+        are on target; the colour bar comes last.
     """
     if not weights:
         raise ValueError("weights must hold at least one panel")

@@ -1,8 +1,7 @@
 r"""The first output of a self-attention layer, :math:`b^1`, computed in full.
 
-Every weight circle carries a ``gid`` (``"weight j"``) and every weight arrow a
-``gid`` (``"arrow j"``) so that a test can read the drawn numbers back. Taught
-in ``notebooks/self-attention-qkv``.
+Each weight's circle and arrow carry a ``gid`` (``"weight j"``, ``"arrow j"``)
+that a test reads back. Taught in ``notebooks/self-attention-qkv``.
 """
 
 from __future__ import annotations
@@ -51,15 +50,13 @@ def first_output(
 
     Args:
         a: ``(T, D)`` inputs, one row per position (row convention).
-        q, k, v: ``(T, d_k)``, ``(T, d_k)``, ``(T, d_v)`` queries, keys and
-            values of the layer; only ``q[0]`` is used as a query.
+        q, k, v: ``(T, d_k)``, ``(T, d_k)``, ``(T, d_v)``; only ``q[0]`` asks.
         tokens: ``T`` labels printed under the inputs.
         ax: axes to draw on; a new figure when None.
 
     Returns:
-        The figure. The weights drawn are
-        ``scaled_dot_product_attention(q[:1], k, v)[1][0]`` to 2 decimals, and
-        the output box shows the returned :math:`b^1` to 2 decimals.
+        The figure; the weights and :math:`b^1` drawn are those of
+        ``scaled_dot_product_attention(q[:1], k, v)``, to 2 decimals.
 
     Example:
         >>> import torch

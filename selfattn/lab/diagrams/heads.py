@@ -82,16 +82,12 @@ def multi_head_flow(*, T: int = 4, D: int = 8, H: int = 2) -> Figure:
         \sqrt{d_k}\big)\, v_h,\qquad
         \text{out} = [\operatorname{head}_1; \dots; \operatorname{head}_H]\, W_o
 
-    :math:`X` (``T × D``) is projected by :math:`W_q, W_k, W_v` (``D × D``) to
-    :math:`Q, K, V`; the ``D`` columns of each are split into ``H`` heads of
-    ``d_k = D / H`` columns (coloured by head); each head attends on its own
-    (weights ``T × T``); the heads' outputs are concatenated back to
-    ``T × D`` and mixed by :math:`W_o = (W^O)^\top`, the output projection in the
-    row convention (Vaswani et al., 2017, sec. 3.2.2, write it :math:`W^O`).
-    Heads are numbered 1 to ``H``; beyond 4 heads, heads 1, 2 and ``H`` are
-    drawn. The shapes are those of a run of
-    :class:`selfattn.modules.MultiHeadAttention` ``(D, H)`` (its projections, its
-    ``_split``, ``attention_weights`` and ``_merge``) on a dummy input.
+    :math:`X` (``T × D``) is projected to :math:`Q, K, V`, whose ``D`` columns
+    fall into ``H`` heads of ``d_k = D / H`` (coloured by head); each head attends
+    on its own; the heads' outputs are concatenated and mixed by :math:`W_o =
+    (W^O)^\top` (Vaswani et al., 2017, sec. 3.2.2, write :math:`W^O`). Beyond 4
+    heads, heads 1, 2 and ``H`` are drawn. The shapes are those of a run of
+    :class:`selfattn.modules.MultiHeadAttention` ``(D, H)``.
 
     Args:
         T: sequence length; D: model width; H: number of heads (must divide D).

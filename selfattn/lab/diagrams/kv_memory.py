@@ -1,9 +1,5 @@
-r"""Soft addressing of a key–value memory, drawn with the library's numbers.
-
-Every printed number and every width is what
-:func:`~selfattn.attention.scaled_dot_product_attention` returns; every weight
-arrow carries a ``gid`` (``"weight j"``) so that a test can read it back.
-"""
+r"""Soft addressing of a key–value memory, drawn with the library's numbers;
+each weight arrow carries a ``gid`` (``"weight j"``) that a test reads back."""
 
 from __future__ import annotations
 
@@ -72,18 +68,15 @@ def key_value_memory(
     r"""Draw soft addressing of a key–value memory, with the library's numbers.
 
     One row per entry :math:`j`: its key :math:`k_j` (and label), the score
-    :math:`\alpha_j = \text{scale} \cdot q^\top k_j`, the weight
-    :math:`\alpha'_j` as a bar, the value :math:`v_j`, and an arrow as wide as
-    :math:`\alpha'_j` into the output :math:`\sum_j \alpha'_j v_j`. The weights
-    and the output are those of
-    :func:`~selfattn.attention.scaled_dot_product_attention` on ``q[None]``,
-    ``K``, ``V``; the entry a hard lookup would return (the largest score) is
-    marked.
+    :math:`\alpha_j = \text{scale} \cdot q^\top k_j`, the weight :math:`\alpha'_j`
+    as a bar, the value :math:`v_j`, and an arrow as wide as :math:`\alpha'_j` into
+    the output :math:`\sum_j \alpha'_j v_j`, as
+    :func:`~selfattn.attention.scaled_dot_product_attention` gives them; a star
+    marks the entry a hard lookup would return.
 
     Args:
         q: the query ``(d_k,)``; K: the keys ``(N, d_k)``; V: the values
-            ``(N, d_v)``, with 1 <= N <= 10 and d_v <= 4 (the values are
-            printed).
+            ``(N, d_v)``, with 1 <= N <= 10 and d_v <= 4 (printed).
         scale: the score multiplier (``scale`` of the library).
         labels: a name for each entry (e.g. what its key stands for).
 

@@ -1,9 +1,5 @@
-"""Reformer's angular LSH drawn in 2-D, and the attention pattern it allows.
-
-The hashing itself is :func:`selfattn.efficient.angular_lsh` (an algorithm,
-documented with the efficient attention); :func:`~selfattn.lab.diagrams.lsh_buckets`
-draws its buckets and the block-diagonal pattern of pairs that may attend.
-"""
+"""Reformer's angular LSH (:func:`selfattn.efficient.angular_lsh`) drawn in
+2-D, and the attention pattern it allows."""
 
 from __future__ import annotations
 
@@ -65,20 +61,17 @@ def lsh_buckets(
 ) -> Figure:
     r"""Draw Reformer's angular LSH in 2-D and the attention pattern it allows.
 
-    Left: ``n_points`` points near the unit circle coloured by their bucket
-    :func:`~selfattn.efficient.angular_lsh` ``(x, n_buckets)`` (argmax of
-    :math:`[xR; -xR]`), with the directions :math:`\pm \rho_u` (the columns of
-    :math:`R`, drawn at unit length) in the colour of the bucket they stand
-    for. Right: the ``n × n`` pattern of pairs that may attend after sorting
-    the positions by bucket: a query attends to the keys of its own bucket,
-    blocks on the diagonal (Kitaev et al., 2020, Fig. 2; Reformer also cuts the
-    sorted sequence into chunks, not drawn here).
+    Left: ``n_points`` points near the unit circle in the colour of their bucket,
+    :func:`~selfattn.efficient.angular_lsh` ``(x, n_buckets)`` (the argmax of
+    :math:`[xR; -xR]`), and the directions :math:`\pm \rho_u` (the columns of
+    :math:`R`) in the colour of their bucket. Right: the pairs that may attend,
+    positions sorted by bucket: blocks on the diagonal (Kitaev et al., 2020,
+    Fig. 2; Reformer's chunks are not drawn).
 
     Args:
         n_points: number of points (positive).
         n_buckets: number of buckets: even, 2 to 8 (one colour each).
-        generator: draws the points and ``R``; None = a fixed generator
-            (``torch.Generator().manual_seed(0)``), so the figure never varies.
+        generator: draws the points and ``R``; None: a fixed one (seed 0).
 
     Returns:
         The figure; ``fig.axes[0]`` holds the points, ``fig.axes[1]`` the pattern.

@@ -1,9 +1,5 @@
-"""The GPU memory hierarchy and what FlashAttention keeps at each level.
-
-The only numbers of :mod:`selfattn.lab.diagrams` not computed by the library:
-the sizes and bandwidths of ``MEMORY_HIERARCHY``, quoted from Dao et al.
-(2022), drawn by :func:`~selfattn.lab.diagrams.memory_hierarchy`.
-"""
+"""The GPU memory hierarchy and what FlashAttention keeps at each level: the
+only numbers of the package not computed, quoted from Dao et al. (2022)."""
 
 from __future__ import annotations
 
@@ -39,12 +35,10 @@ def memory_hierarchy() -> Figure:
     """Draw the GPU memory hierarchy and what FlashAttention keeps at each level.
 
     A pyramid of the levels of
-    :data:`~selfattn.lab.diagrams.memory.MEMORY_HIERARCHY` (Dao et al., 2022,
-    Fig. 1 left: on-chip SRAM, the GPU's high-bandwidth memory HBM, the CPU's
-    DRAM) with their bandwidths and sizes, the bandwidth ratios of neighbouring
-    levels, and beside each level what FlashAttention keeps there: tiles of Q,
-    K, V and the running statistics in SRAM; Q, K, V and O in HBM; the
-    ``T × T`` attention matrix nowhere (it is never written to HBM).
+    :data:`~selfattn.lab.diagrams.memory.MEMORY_HIERARCHY` (SRAM, HBM, DRAM) with
+    their bandwidths, sizes and ratios, and beside each level what FlashAttention
+    keeps there: tiles and running statistics in SRAM; Q, K, V and O in HBM; the
+    ``T × T`` attention matrix nowhere.
 
     Returns:
         The figure.

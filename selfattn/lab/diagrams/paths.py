@@ -45,16 +45,12 @@ def connectivity(*, T: int = 8, kernel: int = 3) -> Figure:
     r"""Draw which inputs one layer connects to each output: convolution,
     recurrence, self-attention, with their path lengths and sequential steps.
 
-    Inputs are the bottom row of nodes, outputs the top row (for the
-    recurrence, the chain of hidden states); the edges into one output are
-    highlighted. Under each panel: the maximum path length between two
-    positions (from :func:`~selfattn.paths.path_lengths`, a breadth-first
-    search) and the number of sequential operations of one layer (the longest
-    chain of outputs that wait for each other), with the orders of Vaswani et
-    al. (2017), Table 1 and sec. 4: :math:`O(n/k)` and :math:`O(1)` for a
-    convolution with a contiguous kernel (Table 1 gives :math:`O(\log_k n)`,
-    the path length of dilated convolutions), :math:`O(n)` and :math:`O(n)` for
-    a recurrence, :math:`O(1)` and :math:`O(1)` for self-attention.
+    Inputs are the bottom row, outputs the top row (the recurrence's hidden
+    states), the edges into one output highlighted. Under each panel: the maximum
+    path length between two positions (:func:`~selfattn.paths.path_lengths`) and
+    the sequential operations of one layer, with the orders of Vaswani et al.
+    (2017), Table 1 and sec. 4 (for a contiguous kernel, :math:`O(n/k)`: Table 1's
+    :math:`O(\log_k n)` is for dilated convolutions).
 
     Args:
         T: sequence length (positive); kernel: the convolution's kernel size

@@ -97,24 +97,19 @@ def qkv_pipeline(
 ) -> Figure:
     r"""Draw single-head self-attention as a pipeline of matrices with their shapes.
 
-    Input → :math:`Q, K, V` → scores → weights → output, each matrix a grid
-    of its real shape, labelled with its symbol, its shape in symbols and in
-    numbers. The two conventions of the course (see :mod:`selfattn.reference`):
+    Input → :math:`Q, K, V` → scores → weights → output, each matrix a grid of
+    its real shape, labelled with its symbol and its shape in symbols and in
+    numbers, in either convention of the course (:mod:`selfattn.reference`):
 
-    * ``"rows"`` (the library, PyTorch): :math:`X` is ``T × D``;
-      :math:`Q = X W_q` with :math:`W_q` ``D × d_k`` applied from the right;
-      :math:`S = Q K^\top / \sqrt{d_k}` is ``T_q × T_k``; the weights are
-      the softmax of each row; :math:`\text{out} = \text{weights}\, V` is
-      ``T × d_v``.
-    * ``"columns"`` (the lecture): :math:`I` is ``D × T``;
-      :math:`Q = W^q I` with :math:`W^q` ``d_k × D`` applied from the left;
-      :math:`A = K^\top Q / \sqrt{d_k}` is ``T_k × T_q``; :math:`A'` is the
-      softmax of each column; :math:`O = V A'` is ``d_v × T``.
+    * ``"rows"`` (the library, PyTorch): :math:`X` is ``T × D``, :math:`Q = X
+      W_q`, the weights are the softmax of each row of :math:`S = Q K^\top /
+      \sqrt{d_k}` (``T_q × T_k``), :math:`\text{out} = \text{weights}\, V`.
+    * ``"columns"`` (the lecture): :math:`I` is ``D × T``, :math:`Q = W^q I`,
+      :math:`A'` is the softmax of each column of :math:`A = K^\top Q /
+      \sqrt{d_k}` (``T_k × T_q``), :math:`O = V A'`.
 
-    The shapes are read off a run of :class:`selfattn.modules.SelfAttention` and
-    :func:`selfattn.attention.scaled_dot_product_attention` (rows) or
-    :func:`selfattn.reference.self_attention_columns` (columns) on a dummy
-    input of the given sizes.
+    The shapes are those of a run of :class:`selfattn.modules.SelfAttention`
+    (rows) or :func:`selfattn.reference.self_attention_columns` (columns).
 
     Args:
         convention: ``"rows"`` or ``"columns"``.

@@ -1,10 +1,5 @@
-r"""Which row meets which column: the score product :math:`A = K^\top Q / \sqrt{d_k}`.
-
-Drawn as a hand calculation (Falk's scheme): :math:`Q` above, :math:`K^\top`
-to the left, :math:`A` where they meet. Every number is computed, :math:`A` by
-:func:`selfattn.reference.self_attention_columns`, checked against the dot
-product drawn.
-"""
+r"""Which row meets which column: the score product :math:`A = K^\top Q / \sqrt{d_k}`,
+drawn as a hand calculation (Falk's scheme), every number computed."""
 
 from __future__ import annotations
 
@@ -82,18 +77,16 @@ def score_product(
     r"""Draw :math:`A = K^\top Q / \sqrt{d_k}` with row :math:`j` of
     :math:`K^\top` meeting column :math:`i` of :math:`Q` in :math:`A_{j,i}`.
 
-    Column convention of the lecture: :math:`Q = W^q I`, :math:`K = W^k I`
-    (columns :math:`q^1 \dots q^T` and :math:`k^1 \dots k^T`). :math:`Q`
-    (:math:`d_k \times T`) is drawn above :math:`A` and :math:`K^\top`
-    (:math:`T \times d_k`) to its left, so each entry of :math:`A`
-    (:math:`T \times T`, keys down, queries across) sits where its key row
-    and its query column meet. The entry :math:`A_{j,i} = \alpha_{i,j}`
-    is written out below as its dot product.
+    In the lecture's columns (:math:`Q = W^q I`, :math:`K = W^k I`), :math:`Q`
+    (``d_k × T``) is drawn above :math:`A` (``T × T``, keys down, queries across)
+    and :math:`K^\top` (``T × d_k``) to its left, so each entry of :math:`A` sits
+    where its key row and its query column meet; :math:`A_{j,i} = \alpha_{i,j}` is
+    written out below as its dot product.
 
     Args:
         I: the inputs as columns ``(D, T)``; W_q, W_k: the lecture's
-            :math:`W^q, W^k`, ``(d_k, D)`` each. At most 10 positions and
-            10 query dimensions (every cell shows its number).
+            :math:`W^q, W^k`, ``(d_k, D)`` each; ``T, d_k <= 10`` (every cell
+            shows its number).
         i, j: the query and the key, numbered from 1 as in the maths.
 
     Returns:

@@ -1,9 +1,5 @@
 """Stacked 1-D convolutions: what one output sees, contiguous against dilated.
-
-Which node reads which is not typed: each layer is a ``torch.nn.Conv1d`` with
-all weights 1, applied to the rows of an identity matrix, so the drawing shows
-what PyTorch's convolution connects (``conv_reads``).
-"""
+Which node reads which is what ``torch.nn.Conv1d`` connects (``conv_reads``)."""
 
 from __future__ import annotations
 
@@ -27,10 +23,10 @@ _NODES = {  # is the node on a path into the output: its style
 def conv_reads(T: int, kernel: int, dilation: int) -> list[list[int]]:
     """Which inputs each output of one padded convolution reads.
 
-    The layer is ``nn.Conv1d(1, 1, kernel, dilation=dilation,
-    padding=dilation * (kernel - 1) // 2, bias=False)`` with all weights 1,
-    applied to the ``T`` unit vectors at once; output ``i`` reads input
-    ``j`` when the output for unit vector ``j`` is nonzero at ``i``.
+    The layer is ``nn.Conv1d(1, 1, kernel, dilation=dilation, padding=dilation *
+    (kernel - 1) // 2, bias=False)``, all weights 1, applied to the ``T`` unit
+    vectors at once: output ``i`` reads input ``j`` where unit vector ``j`` gives
+    nonzero at ``i``.
 
     Args:
         T: sequence length; kernel: odd kernel size; dilation: spacing of
@@ -64,14 +60,13 @@ def receptive_field(
     """The nodes that reach output ``out`` of a stack of ``layers`` convolutions.
 
     Args:
-        T: sequence length; kernel: odd kernel size; layers: depth of the
-            stack; dilated: dilations ``1, kernel, kernel**2, ...`` instead of
-            ``1, 1, 1, ...``; out: the output position (``0 <= out < T``).
+        T, kernel: as in ``conv_reads``; layers: depth of the stack; dilated:
+            dilations ``1, kernel, kernel**2, ...``, not all 1; out: the output
+            position (``0 <= out < T``).
 
     Returns:
-        One list per level, from the input (level 0) to the top layer (level
-        ``layers``, just ``[out]``): the positions whose value reaches
-        ``out``. ``len(result[0])`` is the width of the receptive field.
+        One list per level, input (0) to top layer (``layers``, ``[out]``):
+        the positions that reach ``out``; ``result[0]`` is the receptive field.
 
     Examples:
         >>> len(receptive_field(27, 3, 3, dilated=False, out=13)[0])
@@ -124,14 +119,11 @@ def receptive_fields(
 ) -> Figure:
     r"""Draw the receptive field of one output, contiguous against dilated kernels.
 
-    Two panels, one above the other: a stack of ``layers`` convolutions with
-    kernel size ``kernel``, contiguous (dilation 1) on top and dilated
-    (dilation :math:`k^l` in layer :math:`l = 0, 1, \dots`) below. Each row
-    of nodes is one level (input at the bottom); the nodes and edges that
-    carry a signal into output ``out`` are highlighted, so the highlighted
-    inputs are its receptive field, whose width each panel's title gives.
-    The connections are computed by ``conv_reads`` from
-    ``torch.nn.Conv1d``.
+    Two panels: a stack of ``layers`` convolutions of kernel size ``kernel``,
+    contiguous (dilation 1) on top, dilated (:math:`k^l` in layer :math:`l`)
+    below, one row of nodes per level (input at the bottom); the nodes and edges
+    that reach output ``out`` (``receptive_field``) are highlighted, and each
+    panel's title gives the width of its receptive field.
 
     Args:
         T: sequence length; kernel: odd kernel size (at least 3); layers:

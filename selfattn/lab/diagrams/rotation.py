@@ -1,10 +1,5 @@
-r"""A fixed offset is a rotation: the sinusoidal encoding's pairs on the circle.
-
-Each arrow is the block :math:`M_f(\delta)` of
-:func:`selfattn.positional.offset_rotation` applied to a point; it lands on the
-table's point :math:`i + \delta` (checked). Rotary position embedding (RoPE)
-turns each pair of a query or key by the same angles.
-"""
+r"""A fixed offset is a rotation: the sinusoidal encoding's pairs on the circle,
+each arrow :func:`selfattn.positional.offset_rotation` applied to a point."""
 
 from __future__ import annotations
 
@@ -63,20 +58,18 @@ def offset_circles(
     r"""Draw pairs of the sinusoidal encoding on the unit circle, and the turn
     :math:`M_f(\delta)` that moves every position :math:`\delta` steps on.
 
-    One panel per pair ``f``: positions :math:`0, \dots, n-1` as numbered
-    points :math:`(\sin\omega_f i, \cos\omega_f i)` (position 0 at the top,
-    later positions clockwise), and for each :math:`i` in ``starts`` an arrow
-    from point :math:`i` to :math:`M_f(\delta)` applied to it, which is point
-    :math:`i + \delta`. The arrows of one panel turn by the same angle
-    :math:`\delta\omega_f`; slower pairs turn less.
+    One panel per pair ``f``: positions :math:`0, \dots, n-1` as numbered points
+    :math:`(\sin\omega_f i, \cos\omega_f i)` (0 at the top, then clockwise), and
+    from each :math:`i` in ``starts`` an arrow to :math:`M_f(\delta)` applied to
+    it, point :math:`i + \delta`: every arrow of a panel turns by
+    :math:`\delta\omega_f`, less in slower pairs.
 
     Args:
         embed_dim: the width ``D`` of the encoding (even).
         pairs: the frequency pairs ``f`` to draw, each in ``0 .. D/2 - 1``.
         n_positions: how many positions to mark (at least 2).
         delta: the offset (positive).
-        starts: the positions the arrows start from; ``i + delta`` must be
-            below ``n_positions``.
+        starts: where the arrows start; ``i + delta < n_positions``.
 
     Returns:
         The figure, one panel per pair.

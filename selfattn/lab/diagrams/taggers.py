@@ -1,8 +1,6 @@
-"""What a tagger sees: the inputs that one output of each of the three taggers
-of :doc:`/notebooks/sequence-labelling` reads, computed from the library's masks
-(a position past the end of the sentence holds the padding word, which a window
-tagger reads like any other).
-"""
+"""What a tagger sees: the inputs that one output of each tagger of
+:doc:`/notebooks/sequence-labelling` reads, from the library's masks (a window
+tagger reads the padding word like any other)."""
 
 from __future__ import annotations
 
@@ -33,10 +31,9 @@ def tagger_reads(
         radius: the window tagger's radius ``r`` (non-negative).
 
     Returns:
-        ``{"per-token", "window", "self-attention"}`` to a ``(T, T)`` bool
-        tensor whose row ``i`` is True at the input positions ``j`` that the
-        output at ``i`` reads: ``window_mask(T, 0)``, ``window_mask(T, r)``
-        and the sentence's ``length_mask`` for every row.
+        ``{"per-token", "window", "self-attention"}`` to ``(T, T)`` bools, row
+        ``i`` True at the inputs ``j`` that output ``i`` reads:
+        ``window_mask(T, 0)``, ``window_mask(T, r)``, the ``length_mask``.
 
     Examples:
         >>> reads = tagger_reads(4, 6, radius=1)
@@ -106,14 +103,11 @@ def tagger_views(
 ) -> Figure:
     """Draw which words each tagger reads to tag the word at ``position``.
 
-    Three panels, one per tagger of :func:`~selfattn.lab.diagrams.tagger_reads`
-    (per-token, window of radius ``radius``, self-attention). In each, the
-    sentence runs along the bottom, followed by ``pad`` padding positions; the
-    words the output at ``position`` reads are filled and joined to it by an
-    edge, the others are left white. The window's edges are labelled with their
-    offset ``j - i``: each offset has its own block of the first weight matrix.
-    ``clue`` (optional) marks the word that decides the tag, and each panel
-    says whether that tagger sees it.
+    One panel per tagger of :func:`~selfattn.lab.diagrams.tagger_reads`: the
+    sentence along the bottom, then ``pad`` padding positions; the words read are
+    filled and joined to the output by an edge, the window's edges labelled with
+    their offset ``j - i`` (each has its own block of the first weight matrix).
+    ``clue`` marks the word that decides the tag; each panel says if it is seen.
 
     Args:
         words: the sentence, one string per word.
@@ -123,8 +117,8 @@ def tagger_views(
         pad: padding positions drawn after the sentence (non-negative).
 
     Returns:
-        The figure, one axes per tagger. Each input word is a text artist
-        whose ``gid`` is ``"<tagger>:<j>:read"`` or ``"<tagger>:<j>:unread"``.
+        The figure, one axes per tagger; each input word is a text whose ``gid``
+        is ``"<tagger>:<j>:read"`` or ``"<tagger>:<j>:unread"``.
     """
     words = _check_words(words)
     length = len(words)

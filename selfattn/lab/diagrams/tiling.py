@@ -1,10 +1,6 @@
-"""The score matrix, restricted or tiled: truncated attention and the online softmax.
-
-:func:`~selfattn.lab.diagrams.truncated_band` draws
-:func:`selfattn.masks.window_mask`; :func:`~selfattn.lab.diagrams.online_softmax_tiling`
-draws the tiles that :func:`selfattn.efficient.chunked_attention` visits, in
-the order it visits them, with the running statistics carried between them.
-"""
+"""The score matrix, restricted or tiled: truncated attention
+(:func:`selfattn.masks.window_mask`) and the online softmax (the tiles of
+:func:`selfattn.efficient.tiles`, in order, with the statistics carried)."""
 
 from __future__ import annotations
 
@@ -22,10 +18,8 @@ def truncated_band(*, T: int = 12, radius: int = 2, causal: bool = False) -> Fig
     """Draw the mask of truncated (local) attention as a ``T × T`` grid.
 
     Rows are queries ``i``, columns keys ``j``; a filled cell is True in
-    :func:`selfattn.masks.window_mask` ``(T, radius, causal=causal)``, i.e.
-    query ``i`` may attend key ``j`` (``|i - j| <= radius``, and ``j <= i``
-    when causal). The row of query ``T // 2`` is outlined and its keys, its
-    receptive field, are highlighted.
+    :func:`selfattn.masks.window_mask` ``(T, radius, causal=causal)``. The row of
+    query ``T // 2`` is outlined and its keys, its receptive field, highlighted.
 
     Args:
         T: sequence length (positive); radius: how far each side a query may
@@ -146,16 +140,13 @@ def online_softmax_tiling(
 ) -> Figure:
     r"""Draw the score matrix cut into tiles, as chunked (flash) attention visits it.
 
-    The ``T_q × T_k`` scores are cut into tiles of ``B_q`` queries by ``B_k``
-    keys (smaller at the edges). One row block of queries is highlighted:
-    its tiles are numbered in the order they are visited, and the arrows
-    carry each query's running max :math:`m_i`, running sum :math:`\ell_i`
-    and numerator :math:`a_i` from tile to tile, rescaled by
-    :math:`e^{m_i^{old} - m_i^{new}}` (Milakov & Gimelshein, 2018; Dao et
-    al., 2022); the update rule is written beside the grid. The tiles and
-    their order are those of :func:`selfattn.efficient.tiles`, the iterator
-    that :func:`selfattn.efficient.chunked_attention` with ``B_q, B_k`` and
-    its backward pass walk.
+    The ``T_q × T_k`` scores are cut into tiles of ``B_q × B_k`` (smaller at the
+    edges), those of :func:`selfattn.efficient.tiles`, the iterator of
+    :func:`selfattn.efficient.chunked_attention`. The first row block's tiles are
+    numbered in visiting order, the arrows carry each query's running max
+    :math:`m_i`, sum :math:`\ell_i` and numerator :math:`a_i` from tile to tile,
+    and the update rule is written beside the grid (Milakov & Gimelshein, 2018;
+    Dao et al., 2022).
 
     Args:
         T_q: number of queries; T_k: number of keys; B_q: queries per tile;

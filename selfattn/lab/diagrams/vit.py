@@ -1,10 +1,7 @@
-"""The Vision Transformer as a picture, and where a trained one looks.
-
-The pipeline's shapes are those of a forward pass of the given
-:class:`selfattn.vision.ViT`; each attention panel is titled with the number of
-patches it effectively attends to: the receptive field that self-attention
-chooses, image by image.
-"""
+"""The Vision Transformer as a picture, and where a trained one looks: the
+pipeline's shapes are a forward pass of the given :class:`selfattn.vision.ViT`,
+and each attention panel gives the number of patches it effectively attends to,
+the receptive field that self-attention chooses, image by image."""
 
 from __future__ import annotations
 
@@ -27,14 +24,10 @@ _OUTLINE = {"fill": False, "ec": d.VERMILLION, "lw": 2.5}  # the query patch
 
 
 def vit_shapes(vit: torch.nn.Module, image: Tensor) -> dict[str, tuple[int, ...]]:
-    """The shape of every stage of ``vit`` on one image ``(C, H_img, W_img)``.
-
-    Read off a forward pass through the model's own pieces (``embed``,
-    ``cls``, ``pos``, ``blocks``, ``norm``, ``head``), checked against
-    ``vit(image)``. Keys: ``image`` ``(C, H, W)``, ``patches`` ``(T_p, C p^2)``,
-    ``embedded`` ``(T_p, D)``, ``tokens`` ``(T_p + 1, D)``, ``encoded``
-    ``(T_p + 1, D)``, ``summary`` ``(1, D)``, ``logits`` ``(1, classes)``.
-    """
+    """The shape of every stage of ``vit`` on one image ``(C, H_img, W_img)``,
+    read off its own pieces and checked against ``vit(image)``: ``image``,
+    ``patches`` ``(T_p, C p^2)``, ``embedded`` ``(T_p, D)``, ``tokens`` and
+    ``encoded`` ``(T_p + 1, D)``, ``summary`` ``(1, D)``, ``logits``."""
     if not isinstance(image, Tensor) or image.dim() != 3:
         raise ValueError("image must be one image, a tensor (C, H_img, W_img)")
     x = image[None]  # (1, C, H, W)
@@ -58,14 +51,12 @@ def vit_shapes(vit: torch.nn.Module, image: Tensor) -> dict[str, tuple[int, ...]
 def vit_pipeline(vit: torch.nn.Module, image: Tensor) -> Figure:
     r"""Draw a Vision Transformer's pipeline with the shapes of a real run.
 
-    Image (its pixels, cut by the patch grid) → the :math:`T_p` patch
-    vectors of :math:`C p^2` numbers (:func:`selfattn.vision.patchify`) →
-    the linear embedding to width :math:`D` → the class token in front and
-    the positions added, :math:`T = T_p + 1` tokens → the encoder blocks →
-    the summary (the mean of the patch rows, or the class token's row, as
-    ``vit.pool`` says) → LayerNorm and a linear head → the logits. Every
-    grid has the shape that ``vit_shapes`` reads off ``vit`` on
-    ``image``; the class token's row is coloured apart.
+    Image (cut by the patch grid) → :math:`T_p` patch vectors of :math:`C p^2`
+    numbers (:func:`selfattn.vision.patchify`) → their embedding to width
+    :math:`D` → the class token in front and positions added, :math:`T = T_p + 1`
+    tokens → the encoder blocks → the summary (as ``vit.pool`` says) → LayerNorm
+    and a linear head → the logits, each grid of the shape ``vit_shapes`` reads
+    off ``vit`` on ``image``, the class token's row coloured apart.
 
     Args:
         vit: a :class:`selfattn.vision.ViT` (any trained or untrained one).
@@ -129,9 +120,8 @@ def vit_pipeline(vit: torch.nn.Module, image: Tensor) -> Figure:
 
 def effective_keys(weights: Tensor) -> Tensor:
     r"""How many keys a row of weights effectively attends to: :math:`e^{H}`,
-    the exponential of its entropy :math:`H = -\sum_j w_j \ln w_j`.
-
-    1 for a one-hot row, :math:`T_k` for equal weights over :math:`T_k` keys.
+    the exponential of its entropy :math:`H = -\sum_j w_j \ln w_j` (1 for a
+    one-hot row, :math:`T_k` for equal weights).
 
     Args:
         weights: ``(..., T_k)``, each row summing to 1.
@@ -199,20 +189,16 @@ def patch_attention(
 ) -> Figure:
     """Draw where one query patch looks, image by image and head by head.
 
-    Row ``r`` is image ``r``: first the image with the patch grid and the query
-    patch outlined, then one panel per entry of ``weights``: the query's
-    weights over the patches, as a grid laid over the image's patch grid (the
-    class token has no place on the grid; its weight is given in the panel's
-    title, after the effective number of keys of
-    :func:`~selfattn.lab.diagrams.effective_keys`). A dashed square marks the
-    ``field x field`` block of patches around the query, what a convolution
-    over the patches with that kernel would see.
+    Row ``r`` is image ``r`` with the patch grid and the query patch outlined,
+    then one panel per entry of ``weights``: the query's weights over the patch
+    grid, titled with :func:`~selfattn.lab.diagrams.effective_keys` and the class
+    token's weight (it has no place on the grid). A dashed square marks the
+    ``field x field`` block of patches that a convolution would see.
 
     Args:
         images: ``(R, C, H_img, W_img)``; the first channel is drawn.
-        weights: ``{column title: (R, T, T) weights of one head}`` with token 0
-            the class token and tokens ``1..T_p`` the patches, row-major, as
-            :meth:`selfattn.vision.ViT.attention_weights` gives them.
+        weights: ``{column title: (R, T, T) weights of one head}``, token 0 the
+            class token, as :meth:`selfattn.vision.ViT.attention_weights` gives.
         patch: the side ``p`` of a patch, in pixels.
         query: which patch asks, ``0 <= query < T_p`` (token ``query + 1``).
         titles: a label per row, e.g. the digits; optional.
