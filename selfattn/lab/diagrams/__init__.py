@@ -2,28 +2,20 @@ r"""Structural diagrams of attention, drawn by code from the library itself.
 
 Each function returns a new matplotlib ``Figure`` (white background, so it
 reads in the book's dark mode too) and never calls ``plt.show()``. What a
-diagram shows is computed, not typed: the shapes in :func:`qkv_pipeline` and
-:func:`multi_head_flow` come from a forward pass of ``selfattn`` on a dummy
-input, the band of :func:`truncated_band` is :func:`selfattn.masks.window_mask`,
-the tiles of :func:`online_softmax_tiling` are the blocks that
-:func:`selfattn.efficient.chunked_attention` visits, and the path lengths of
-:func:`connectivity` come from a breadth-first search over its graphs. Change
-the library and the pictures change with it.
+diagram shows is computed, not typed (the shapes of :func:`qkv_pipeline` come
+from a forward pass, the band of :func:`truncated_band` is
+:func:`selfattn.masks.window_mask`, ...): change the library and the pictures
+change with it. The only numbers typed are the memory sizes and bandwidths of
+:func:`memory_hierarchy`, quoted from Dao et al. (2022).
 
-Colours are those of :mod:`selfattn.lab.plotting` (the Okabe-Ito ``PALETTE``,
-safe under colour-vision deficiency), one per role (queries blue, keys
-vermillion, values green, scores and weights orange, output purple), and every
-colour code has a legend. The text is large enough to read with the figure
-shrunk to a 700-pixel page. The figures hold no Chinese; a chapter that adds a
-Chinese title calls :func:`selfattn.lab.plotting.cjk_fallback` on the figure
-afterwards. The only numbers not computed here are the memory sizes and
-bandwidths of :func:`memory_hierarchy`, quoted from Dao et al. (2022) in
-``MEMORY_HIERARCHY``.
+Colours are the Okabe-Ito ``PALETTE`` of :mod:`selfattn.lab.plotting` (safe
+under colour-vision deficiency), one per role (queries blue, keys vermillion,
+values green, scores and weights orange, output purple), each with a legend.
+The text reads at a 700-pixel page width. The figures hold no Chinese; a
+chapter adds a Chinese title with :func:`selfattn.lab.plotting.cjk_fallback`.
 
-One module per figure (or pair of figures), in teaching order, as listed
-below; each is drawn from the shared private primitives of ``_draw`` (a matrix,
-a labelled arrow, a legend by role), and every figure is re-exported here:
-``selfattn.lab.diagrams.qkv_pipeline``.
+One module per figure (or pair), in teaching order, each drawn from the
+private primitives of ``_draw``; every figure is re-exported here.
 """
 
 from selfattn.lab.diagrams.addressing import encoder_decoder

@@ -1,9 +1,6 @@
-"""The drawing primitives shared by :mod:`selfattn.lab.diagrams` (private).
-
-A figure module imports this one as ``d`` and reads as a short description:
-``d.matrix(...)``, ``d.arrow(..., "softmax")``, ``d.legend(fig, [...])``. Every
-colour argument also takes a role of ``ROLE``, the one role→colour map.
-"""
+"""The drawing primitives shared by :mod:`selfattn.lab.diagrams` (private): a
+figure reads ``d.matrix(...)``, ``d.arrow(..., "softmax")``,
+``d.legend(fig, [...])``; a colour argument also takes a role of ``ROLE``."""
 
 from __future__ import annotations
 
@@ -40,19 +37,16 @@ def fill(c: str, alpha: float = 0.3) -> tuple[float, float, float, float]:
 
 
 def figure(size, rows: int = 1, cols: int = 1, **adjust) -> tuple[Figure, object]:
-    """A white figure of ``size`` inches holding ``rows x cols`` axes (one axes,
-    or an array of them), placed by ``subplots_adjust(**adjust)``."""
+    """A white figure of ``size`` inches, ``rows x cols`` axes placed by
+    ``subplots_adjust(**adjust)``."""
     fig, axes = plt.subplots(rows, cols, figsize=size, facecolor="white")
     fig.subplots_adjust(**adjust)
     return fig, axes
 
 
 def canvas(width: float, xlim, ylim, *, top=0.5, bottom=0.5) -> tuple[Figure, Axes]:
-    """A white figure ``width`` inches wide with one frameless axes filling it.
-
-    The axes shows ``xlim`` x ``ylim`` in data units at equal aspect; ``top``
-    and ``bottom`` inches are left for a title and a legend.
-    """
+    """A white figure ``width`` inches wide, one frameless axes showing ``xlim``
+    x ``ylim`` at equal aspect, ``top`` and ``bottom`` inches left free."""
     (x0, x1), (y0, y1) = xlim, ylim
     height = width * (y1 - y0) / (x1 - x0) + top + bottom
     fig, ax = plt.subplots(figsize=(width, height), facecolor="white")
@@ -63,8 +57,7 @@ def canvas(width: float, xlim, ylim, *, top=0.5, bottom=0.5) -> tuple[Figure, Ax
 
 
 def panel(ax: Axes, xlim, ylim, *, equal: bool = False, title: str = "", **kw) -> None:
-    """Make ``ax`` a frameless panel showing ``xlim`` x ``ylim`` (at equal aspect
-    if ``equal``), titled ``title`` (``size`` and the rest as keywords)."""
+    """Make ``ax`` a frameless panel of ``xlim`` x ``ylim``, maybe titled."""
     ax.set_xlim(*xlim)
     ax.set_ylim(*ylim)
     if equal:
@@ -103,13 +96,9 @@ def matrix(
     note="",
     col_colors=None,
 ) -> tuple[float, float, float, float]:
-    """Draw a ``rows x cols`` matrix of colour or role ``color`` as a grid of
-    cells centred at ``center``.
-
-    ``symbol`` goes above, ``dims`` (e.g. ``"T × d_k"``) and the numeric shape
-    below, then ``note``; ``col_colors`` colours each column (e.g. by head).
-    Returns the box ``(left, bottom, right, top)``.
-    """
+    """A ``rows x cols`` grid of cells of colour or role ``color`` at ``center``,
+    ``symbol`` above, ``dims`` (``"T × d_k"``), the shape and ``note`` below,
+    ``col_colors`` one per column. Returns its ``(left, bottom, right, top)``."""
     c, (rows, cols) = hue(color), shape
     w, h = cols * cell, rows * cell
     x0, y0 = center[0] - w / 2, center[1] - h / 2
@@ -138,15 +127,12 @@ def matrix(
 
 
 def row(ax: Axes, box, y: float, h: float, **style) -> None:
-    """Mark one row of a drawn matrix ``box`` (``(left, bottom, right, top)``):
-    a rectangle from ``y`` to ``y + h`` across it (``fc``, ``ec`` and the rest
-    as keywords)."""
+    """A rectangle across ``box`` (as ``matrix`` returns) from ``y`` to ``y + h``."""
     ax.add_artist(Rectangle((box[0], y), box[2] - box[0], h, **style))
 
 
 def cells(ax: Axes, codes, colors: list, *, grid: str | None = GREY) -> None:
-    """A matrix of integer ``codes`` drawn as cells of ``colors[code]``, with a
-    line of colour ``grid`` around every cell (``None``: no lines)."""
+    """Integer ``codes`` as cells of ``colors[code]``, lines of colour ``grid``."""
     cmap = ListedColormap(colors)
     vmax = len(colors) - 0.5
     ax.imshow(codes, cmap=cmap, vmin=-0.5, vmax=vmax, interpolation="nearest")
@@ -171,9 +157,8 @@ def arrow(
     above=False,
     **style,
 ) -> None:
-    """An arrow of colour or role ``color`` from ``start`` to ``end`` (bent by
-    ``rad``; ``lw`` and the rest of ``style`` override the defaults), ``label``
-    on a white patch at ``where`` (or just above the arrow, ``above=True``)."""
+    """An arrow of colour or role ``color``, bent by ``rad``, ``label`` on white
+    at ``where`` (or above the arrow); ``style`` overrides the defaults."""
     base = dict(arrowstyle="-|>", mutation_scale=14, color=hue(color), lw=1.3)
     bend = dict(shrinkA=2, shrinkB=2, connectionstyle=f"arc3,rad={rad}")
     ax.add_artist(FancyArrowPatch(start, end, **(base | bend | style)))
@@ -187,8 +172,7 @@ def arrow(
 
 
 def chain(ax: Axes, boxes: list, labels: list[str], **kw) -> None:
-    """Arrows along ``y = 0`` from each box ``(left, bottom, right, top)`` to the
-    next, ``labels[n]`` on the ``n``-th (``above`` and the rest as keywords)."""
+    """Arrows along ``y = 0`` from each box to the next, ``labels`` on them."""
     ends = [(b[2] + 0.05, 0) for b in boxes[:-1]]
     starts = [(b[0] - 0.05, 0) for b in boxes[1:]]
     for end, start, label in zip(ends, starts, labels, strict=True):
@@ -198,8 +182,7 @@ def chain(ax: Axes, boxes: list, labels: list[str], **kw) -> None:
 def box(
     ax: Axes, x: float, y: float, s: str, color: str, w: float, h: float, size=FONT
 ) -> None:
-    """A rounded box of colour or role ``color`` (light fill, full outline),
-    centred at (x, y), ``s`` in it."""
+    """A rounded box of colour or role ``color`` centred at (x, y), ``s`` in it."""
     xy, c = (x - w / 2, y - h / 2), hue(color)
     style = dict(boxstyle="round,pad=0.03", fc=fill(c, 0.35), ec=c, lw=1.6, zorder=3)
     ax.add_patch(FancyBboxPatch(xy, w, h, **style))
@@ -207,9 +190,8 @@ def box(
 
 
 def link(ax: Axes, start, end, *, color=BLACK, lw=1.2, ls="-", head=True, gid=None):
-    """A thin arrow (``head=False``: a line) of colour or role ``color`` from box
-    to box; a link that carries a weight gets ``lw=width(weight)`` and a ``gid`` a
-    test can read back."""
+    """A thin arrow (or a line) between boxes; a weight's gets ``lw=width(w)``
+    and a ``gid`` that a test reads back."""
     style = dict(color=hue(color), lw=lw, ls=ls, shrinkA=3, shrinkB=3, zorder=2)
     tip = "-|>" if head else "-"
     bend = dict(mutation_scale=12, connectionstyle="arc3,rad=0.0")
@@ -222,7 +204,7 @@ def width(weight: float) -> float:
 
 
 def bar(ax: Axes, x: float, y: float, value: float, length: float) -> None:
-    """A weight as an orange bar ``value * length`` long from ``x``, then its number."""
+    """A weight as an orange bar ``value * length`` long, then its number."""
     long = length * value
     style = dict(boxstyle="square,pad=0", fc=ROLE["weight"], ec="none")
     ax.add_patch(FancyBboxPatch((x, y - 0.15), long, 0.3, **style))
@@ -230,30 +212,25 @@ def bar(ax: Axes, x: float, y: float, value: float, length: float) -> None:
 
 
 def swatch(label: str, color: str, alpha: float = 0.45, **kw) -> Patch:
-    """A legend entry: a square filled light in colour or role ``color`` and
-    outlined in it (``fc``, ``ec`` and the rest as keywords)."""
+    """A legend entry: a square filled light in colour or role ``color``."""
     return Patch(**({"fc": fill(color, alpha), "ec": hue(color), "label": label} | kw))
 
 
 def mark(label: str, **kw) -> Line2D:
-    """A legend entry drawn as a line or a marker (``color``, ``marker`` and the
-    rest as keywords)."""
+    """A legend entry drawn as a line or a marker."""
     return Line2D([], [], label=label, **kw)
 
 
 def graph_key(ms: float, output: str, hot: str, other: str) -> list[Line2D]:
-    """The key of a graph: its input nodes (white) and ``output`` nodes (sky
-    blue), ``ms`` points wide, then its ``hot`` (vermillion) and ``other``
-    (grey) edges."""
+    """A graph's key: input and ``output`` nodes, ``hot`` and ``other`` edges."""
     node = dict(ls="", marker="o", mec=BLACK, ms=ms)
     nodes = [mark("input", mfc="white", **node), mark(output, mfc=SKY, **node)]
     return nodes + [mark(hot, color=VERMILLION, lw=2), mark(other, color=GREY, lw=1)]
 
 
 def legend(where: Figure | Axes, entries: list, ncol: int | None = None, **kw):
-    """A key along the bottom of ``where``, all in one row unless ``ncol`` says
-    otherwise (``loc`` and the rest as keywords). An entry is a ready handle
-    (``swatch``, ``mark``) or ``(label, colour or role)``, a filled square."""
+    """A key along the bottom of ``where``, in one row unless ``ncol``; an entry
+    is a handle or ``(label, colour or role)``."""
     handles = [e if isinstance(e, Artist) else swatch(*e) for e in entries]
     style = dict(loc="lower center", frameon=False, fontsize=SMALL)
     where.legend(handles=handles, ncol=ncol or len(handles), **(style | kw))

@@ -39,8 +39,7 @@ def _head_colors(H: int) -> list[str]:
 
 
 def _layout(shapes, cell: float, n_lanes: int):
-    """The columns' x, the drawn heads' y, the canvas's extent, units per inch
-    and the gap between Q, K and V."""
+    """The columns' x, the heads' y, the extent, units per inch, the QKV gap."""
     hT, wD = shapes["x"][0] * cell, shapes["Q"][1] * cell
     wT, wk = shapes["weights"][-1] * cell, shapes["heads"][-1] * cell
     xs = {"x": 0.0}

@@ -21,9 +21,8 @@ _EDGE = {  # is the edge into the highlighted output: its style
 
 
 def _layer(ax, kind: str, T: int, kernel: int, star: int, top: float) -> int:
-    """One kind of layer: the edges from the inputs (those into output ``star``
-    on top), the arrows between outputs that wait for each other, the nodes.
-    Returns its number of sequential operations."""
+    """One kind of layer (output ``star`` highlighted); returns its number of
+    sequential operations."""
     reads, needs = layer_reads(kind, T, kernel)
     for hot in (False, True):  # the highlighted edges on top
         into = [i for i in range(T) if (i == star) == hot]  # the outputs drawn now

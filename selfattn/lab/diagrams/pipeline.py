@@ -18,8 +18,7 @@ from selfattn.modules import SelfAttention
 
 
 def _pipeline_shapes(convention: str, T: int, D: int, d_k: int, d_v: int) -> tuple:
-    """The shapes of the seven matrices ``X Q K V S W O`` (the figure's letters)
-    and of the three projections, from a run of the library on a dummy input."""
+    """The shapes of ``X Q K V S W O`` and the projections, from a run."""
     if convention == "rows":
         gen = torch.Generator().manual_seed(0)
         layer = SelfAttention(D, d_k, d_v, generator=gen)

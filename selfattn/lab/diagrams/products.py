@@ -23,12 +23,8 @@ _FILL = {  # (in the coloured row, in the coloured column): the cell's fill
 
 
 def _grid(ax, x0, top, values, *, row=None, col=None, rows=(), cols=(), right=False):
-    """A matrix of unit cells, top-left corner at ``(x0, top)``, numbers in it.
-
-    ``row`` / ``col`` (0-based) colour one row (a key) or one column (a
-    query); their crossing gets a bold outline. ``rows`` label the rows (on
-    the left, or on the ``right``), ``cols`` the columns (above).
-    """
+    """Unit cells with numbers, top-left at ``(x0, top)``: row ``row`` and column
+    ``col`` coloured (their crossing outlined), ``rows`` and ``cols`` labelled."""
     n_rows, n_cols = values.shape
     for (r, c), value in np.ndenumerate(values):
         x, y, fc = x0 + c, top - r - 1, _FILL[r == row, c == col]

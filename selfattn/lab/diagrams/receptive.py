@@ -86,8 +86,7 @@ def receptive_field(
 
 
 def _stack(ax, T: int, kernel: int, layers: int, dilated: bool, out: int) -> None:
-    """One stack of convolutions, its levels bottom to top, every node and
-    edge that reaches output ``out`` highlighted."""
+    """One stack, bottom to top, what reaches output ``out`` highlighted."""
     dils = _dilations(kernel, layers, dilated)
     hot = receptive_field(T, kernel, layers, dilated=dilated, out=out)
     for level, dil in enumerate(dils):  # edges from level to level + 1

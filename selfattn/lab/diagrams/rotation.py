@@ -17,8 +17,7 @@ from selfattn.positional import frequencies, offset_rotation, sinusoidal_encodin
 
 
 def _circle(ax, pts, f: int, omega: float, M, delta: int, starts: list[int]) -> None:
-    """One pair ``f``: the numbered points on the unit circle, the arrows of
-    ``M`` (the block :math:`M_f(\\delta)`) from each start, and the angle turned."""
+    """Pair ``f``'s points on the circle and the arrows of ``M`` from ``starts``."""
     ax.add_artist(plt.Circle((0, 0), 1, fill=False, ec=d.GREY, lw=1))
     ax.plot(pts[:, 0], pts[:, 1], "o", color=d.BLUE, ms=7, zorder=3)
     for i, (x, y) in enumerate(pts.tolist()):

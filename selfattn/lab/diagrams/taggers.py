@@ -80,8 +80,7 @@ def _check_places(position: int, clue: int | None, length: int) -> tuple:
 
 
 def _words(ax, kind: str, labels: list[str], read, length: int, clue) -> None:
-    """The padded sentence along the bottom of a panel, the words read filled;
-    each word's ``gid`` says whether it is read."""
+    """The sentence along the bottom, the words read filled, each with a gid."""
     for j, word in enumerate(labels):
         seen = bool(read[j])
         edge = d.ORANGE if j == clue else (d.BLACK if seen else d.GREY)

@@ -80,16 +80,14 @@ def _inches(text: str) -> float:
 
 
 def _chunked_tiles(T_q: int, T_k: int, B_q: int, B_k: int) -> list[tuple[int, ...]]:
-    """``(first query, first key, b_q, b_k)`` of every score block that
-    :func:`selfattn.efficient.chunked_attention` computes, in order: the
-    blocks of the library's own iterator, :func:`selfattn.efficient.tiles`."""
+    """``(first query, first key, b_q, b_k)`` of each block of
+    :func:`selfattn.efficient.tiles`, in the order they are visited."""
     blocks = tiles(T_q, T_k, B_q, B_k)  # (query span, its key spans) per row block
     return [(qs, ks, qe - qs, ke - ks) for (qs, qe), keys in blocks for ks, ke in keys]
 
 
 def _visit(ax, first: list[tuple[int, ...]], cell_in: float, rad: float) -> None:
-    """Number the highlighted row block's tiles in visiting order, and arc from
-    each to the next with the running statistics it carries."""
+    """Number the first row block's tiles, and arc from each to the next."""
     tile_in = min(t[3] for t in first) * cell_in
     peak = -rad * max(t[3] for t in first) / 2  # arc height, in cells
     for n, (qs, ks, bq, bk) in enumerate(first, start=1):
@@ -113,8 +111,7 @@ def _visit(ax, first: list[tuple[int, ...]], cell_in: float, rad: float) -> None
 
 
 def _grid(ax, visited: list[tuple[int, ...]], T_q: int, T_k: int, B_q, B_k) -> None:
-    """The cells, every tile (the first row block filled), and the tiles' edges
-    as ticks along the keys and the queries."""
+    """The cells, the tiles (the first row block filled), the tiles' edges."""
     if max(T_q, T_k) <= 64:
         lines = [(j, 0, j, T_q) for j in range(1, T_k)]
         lines += [(0, i, T_k, i) for i in range(1, T_q)]

@@ -134,8 +134,7 @@ def effective_keys(weights: Tensor) -> Tensor:
 
 
 def _check_patches(images, weights, patch, query: int, titles, field) -> tuple:
-    """The patch side and the patch grid ``(rows, columns)`` of
-    :func:`patch_attention`'s images, once its arguments are checked."""
+    """The patch side and grid ``(rows, columns)``, the arguments checked."""
     if not isinstance(images, Tensor) or images.dim() != 4:
         raise ValueError("images must be a tensor (R, C, H_img, W_img)")
     R, _, H_img, W_img = images.shape
@@ -162,8 +161,7 @@ def _check_patches(images, weights, patch, query: int, titles, field) -> tuple:
 
 
 def _looks(ax, row: Tensor, grid: tuple[int, int], query, field, vmax: float):
-    """One heatmap panel: the query's weights ``row`` (class token first) over
-    the patch grid, the query outlined and the ``field`` block dashed."""
+    """One heatmap: the query's weights ``row`` (class token first) on the grid."""
     (gh, gw), (qy, qx) = grid, query
     heat = row[1:].reshape(gh, gw).numpy()  # the patches' weights on their grid
     im = ax.imshow(heat, cmap=CMAP, vmin=0, vmax=vmax, interpolation="nearest")
