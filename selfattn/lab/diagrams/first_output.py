@@ -20,15 +20,15 @@ __all__ = ["first_output"]
 
 
 def _box(ax: Axes, x: float, y: float, text: str, color: str, width: float) -> None:
-    """A rounded box with centred text at (x, y): light fill, full edge."""
-    style = dict(boxstyle="round,pad=0.02", fc=d.fill(color, 0.35), ec=color, lw=1.2)
-    ax.add_patch(FancyBboxPatch((x - width / 2, y - 0.2), width, 0.4, **style))
-    ax.text(x, y, text, ha="center", va="center", fontsize=8)
+    """A rounded box of colour or role ``color``, centred text at (x, y)."""
+    style = dict(boxstyle="round,pad=0.02", fc=d.fill(color, 0.35), ec=d.hue(color))
+    ax.add_patch(FancyBboxPatch((x - width / 2, y - 0.2), width, 0.4, lw=1.2, **style))
+    d.text(ax, x, y, text, 8)
 
 
 def _arrow(ax: Axes, start, end, lw: float = 1.0, color: str = "0.3", gid=None):
-    """A straight arrow from start to end."""
-    arrowprops = {"arrowstyle": "->", "lw": lw, "color": color}
+    """A straight arrow of colour or role ``color`` from start to end."""
+    arrowprops = {"arrowstyle": "->", "lw": lw, "color": d.hue(color)}
     ax.annotate("", xy=end, xytext=start, arrowprops=arrowprops, gid=gid)
 
 
@@ -74,22 +74,22 @@ def first_output(
         fig, ax = d.figure((1.75 * T + 0.5, 5))  # white: readable on the dark theme
     d.panel(ax, (-0.8, 1.5 * T + 0.2), (-0.5, 4.5), equal=True)
     top = 1.5 * (T - 1) / 2 + 0.9  # b^1 sits above the middle of the inputs
-    _box(ax, -0.3, 1.9, f"$q^1$ {_fmt(q[0])}", d.BLUE, 0.8)
+    _box(ax, -0.3, 1.9, f"$q^1$ {_fmt(q[0])}", "query", 0.8)
     _arrow(ax, (0.5, 0.2), (-0.3, 1.7))
     for i in range(T):
         x, wi = 1.5 * i + 0.9, float(weights[i])
         _box(ax, x, 0, f"$a^{i + 1}$ {_fmt(a[i])}\n{tokens[i]}", "#DDDDDD", 1.0)
-        _box(ax, x - 0.36, 1.3, f"$k^{i + 1}$ {_fmt(k[i])}", d.VERMILLION, 0.64)
-        _box(ax, x + 0.36, 1.3, f"$v^{i + 1}$ {_fmt(v[i])}", d.GREEN, 0.64)
+        _box(ax, x - 0.36, 1.3, f"$k^{i + 1}$ {_fmt(k[i])}", "key", 0.64)
+        _box(ax, x + 0.36, 1.3, f"$v^{i + 1}$ {_fmt(v[i])}", "value", 0.64)
         _arrow(ax, (x, 0.2), (x - 0.36, 1.1))
         _arrow(ax, (x, 0.2), (x + 0.36, 1.1))
-        ring = dict(fc=d.fill(d.ORANGE, 0.35), ec=d.ORANGE, gid=f"weight {i + 1}")
-        ax.add_patch(Circle((x - 0.36, 2.7), 0.26, **ring))
-        ax.text(x - 0.36, 2.7, f"{wi:.2f}", ha="center", va="center", fontsize=9)
+        ring = dict(fc=d.fill("weight", 0.35), ec=d.hue("weight"))
+        ax.add_patch(Circle((x - 0.36, 2.7), 0.26, gid=f"weight {i + 1}", **ring))
+        d.text(ax, x - 0.36, 2.7, f"{wi:.2f}", 9)
         _arrow(ax, (0.1, 2.1), (x - 0.62, 2.7), lw=0.6, color="0.6")  # q^1
         _arrow(ax, (x - 0.36, 1.5), (x - 0.36, 2.44))  # k^i
         lw, gid = 0.5 + 6 * wi, f"arrow {i + 1}"  # v^i, as wide as its weight
-        _arrow(ax, (x + 0.36, 1.5), (top, 3.85), lw, d.ORANGE, gid)
-    _box(ax, top, 4.05, f"$b^1$ = {_fmt(b1.round(decimals=2))}", d.PURPLE, 1.6)
+        _arrow(ax, (x + 0.36, 1.5), (top, 3.85), lw, "weight", gid)
+    _box(ax, top, 4.05, f"$b^1$ = {_fmt(b1.round(decimals=2))}", "output", 1.6)
     ax.text(-0.75, 2.7, r"$\alpha'_{1,j}$", va="center", fontsize=11)
     return ax.figure

@@ -55,15 +55,13 @@ def tagger_reads(
     }
 
 
-def _check_words(words: Sequence[str]) -> list[str]:
+def _checked(words: Sequence[str], position: int, clue: int | None) -> tuple:
+    """``words`` as a list, ``position`` and ``clue``, once checked."""
     if isinstance(words, str) or not all(isinstance(w, str) for w in words):
         raise TypeError("words must be a sequence of strings (one per position)")
     if not words:
         raise ValueError("words must hold at least one word")
-    return list(words)
-
-
-def _check_places(position: int, clue: int | None, length: int) -> tuple:
+    length = len(words)
     position = check_int("position", position, minimum=0)
     if position >= length:
         raise ValueError(
@@ -76,7 +74,7 @@ def _check_places(position: int, clue: int | None, length: int) -> tuple:
                 f"clue={clue} must be another word of the sentence "
                 f"(< {length}, not position={position})"
             )
-    return position, clue
+    return list(words), position, clue
 
 
 def _words(ax, kind: str, labels: list[str], read, length: int, clue) -> None:
@@ -119,12 +117,11 @@ def tagger_views(
         The figure, one axes per tagger; each input word is a text whose ``gid``
         is ``"<tagger>:<j>:read"`` or ``"<tagger>:<j>:unread"``.
     """
-    words = _check_words(words)
+    words, position, clue = _checked(words, position, clue)
     length = len(words)
     pad = check_int("pad", pad, minimum=0)
     T = length + pad
     reads = tagger_reads(length, T, radius=radius)  # checks radius
-    position, clue = _check_places(position, clue, length)
     seen = {kind: reads[kind][position].numpy() for kind in TAGGERS}  # (T,) each
     n = {kind: int(s.sum()) for kind, s in seen.items()}
     titles = (
