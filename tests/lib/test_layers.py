@@ -221,6 +221,8 @@ BENCH_MAY_USE = {
     "exactly as the vision modules it is compared with",
     ("selfattn._checks", "check_int"): "the tagging figures check their sizes "
     "with the library's messages",
+    ("selfattn._checks", "check_ints"): "the pipeline, receptive-field and "
+    "tiling figures check several sizes at once with the library's messages",
     ("selfattn._params", "init_from"): "the CNN baseline is built with "
     "generator= as every library module is (STYLE.md, rule 5)",
     ("selfattn.efficient.lsh", "_check_buckets"): "the LSH figure takes the "
