@@ -67,7 +67,7 @@ def favourite_keys(
         xlabel, ylabel: the axis labels.
 
     Returns:
-        The figure: ``fig.axes[p]`` is panel ``p`` (its ``images[0]`` holds the
+        The figure; ``fig.axes[p]`` is panel ``p`` (its ``images[0]`` holds the
         weights), titled with its number of distinct favourites and how many
         are on target; the colour bar comes last.
     """
