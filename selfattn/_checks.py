@@ -54,9 +54,21 @@ def ff_width(ff_dim: object, embed_dim: int) -> int:
     return 4 * embed_dim if ff_dim is None else check_int("ff_dim", ff_dim)
 
 
+def check_flag(name: str, value: object) -> bool:
+    """``value`` if it is a bool; ``TypeError`` naming ``name`` otherwise (a
+    string such as ``'no'`` would read as true)."""
+    if not isinstance(value, bool):
+        raise TypeError(f"{name} must be True or False, got {value!r}")
+    return value
+
+
 def default_scale(d_k: int, scale: float | None) -> float:
     """The scale of the scores: ``1 / sqrt(d_k)`` unless ``scale`` is given."""
-    return 1.0 / math.sqrt(d_k) if scale is None else float(scale)
+    if scale is None:
+        return 1.0 / math.sqrt(d_k)
+    if isinstance(scale, bool) or not isinstance(scale, int | float | Tensor):
+        raise TypeError(f"scale must be a number or None, got {scale!r}")
+    return float(scale)
 
 
 def shape_str(x: Tensor) -> str:

@@ -70,7 +70,8 @@ def redraw_parameters(module: nn.Module, generator: torch.Generator | None) -> N
     :math:`U(-\\sqrt{1/\\text{fan\\_in}}, \\sqrt{1/\\text{fan\\_in}})` (Kaiming
     uniform with ``a = sqrt(5)``) and bias in the same range. Every module
     (``module`` itself included) with a ``reset_parameters_from`` method draws
-    its own parameters with it, in the order of ``module.modules()``.
+    its own parameters with it, in the order of ``module.modules()``, even a
+    subclass of ``nn.Linear``.
     LayerNorm keeps ones and zeros. With ``generator=None`` the layers keep
     the values they drew when built, and only ``module``'s own
     ``reset_parameters_from`` runs (its submodules ran theirs when built).
@@ -89,14 +90,14 @@ def redraw_parameters(module: nn.Module, generator: torch.Generator | None) -> N
         # counter): a parameter whose count did not move was not drawn here
         before = {id(p): p._version for p in module.parameters()}
         for m in module.modules():
-            if isinstance(m, (nn.Linear, nn.Conv1d, nn.Conv2d)):
+            if hasattr(m, "reset_parameters_from"):  # its own rule first
+                m.reset_parameters_from(generator)
+            elif isinstance(m, (nn.Linear, nn.Conv1d, nn.Conv2d)):
                 nn.init.kaiming_uniform_(m.weight, a=math.sqrt(5), generator=generator)
                 if m.bias is not None:
                     fan_in = m.weight[0].numel()
                     bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0.0
                     nn.init.uniform_(m.bias, -bound, bound, generator=generator)
-            elif hasattr(m, "reset_parameters_from"):
-                m.reset_parameters_from(generator)
         _check_all_drawn(module, before)
 
 

@@ -28,6 +28,7 @@ from torch import Tensor
 
 from selfattn._checks import (
     LOW_PRECISION,
+    check_flag,
     check_mask,
     check_no_nan,
     check_qkv,
@@ -254,6 +255,7 @@ def _checked_mask_and_scale(
 ) -> tuple[Tensor | None, float]:
     """Check the arguments; return the combined (user & causal) mask and scale."""
     check_qkv(q, k, v)
+    check_flag("causal", causal)
     T_q, T_k = q.shape[-2], k.shape[-2]
     if mask is not None:
         check_mask(mask, q.shape[:-2] + (T_q, T_k))

@@ -14,7 +14,7 @@ import torch
 from numpy.typing import ArrayLike
 from torch import Tensor
 
-from selfattn._checks import check_int, shape_str
+from selfattn._checks import check_flag, check_int, shape_str
 
 __all__ = [
     "causal_mask",
@@ -121,6 +121,7 @@ def window_mask(
     """
     check_int("radius", radius, minimum=0)
     check_int("T", T, minimum=0)
+    check_flag("causal", causal)
     i = torch.arange(T, device=device)[:, None]
     j = torch.arange(T, device=device)[None, :]
     band = (i - j).abs() <= radius

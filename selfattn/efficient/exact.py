@@ -12,6 +12,7 @@ from torch import Tensor
 
 from selfattn._checks import (
     LOW_PRECISION,
+    check_flag,
     check_int,
     check_mask,
     check_qkv,
@@ -56,6 +57,7 @@ def local_attention(
     check_qkv(q, k, v)
     T = _check_same_length(q, k, "local_attention (a window around each position)")
     check_int("radius", radius, minimum=0)
+    check_flag("causal", causal)
     block = min(max(T, 1), max(32, min(radius, 256)))  # queries per block
     outs = []
     for qs in range(0, T, block):
@@ -141,6 +143,7 @@ def chunked_attention(
     check_qkv(q, k, v)
     check_int("B_q", B_q, minimum=1)
     check_int("B_k", B_k, minimum=1)
+    check_flag("causal", causal)
     *lead, T_q, d_k = q.shape
     T_k = k.shape[-2]
     if mask is not None:

@@ -230,6 +230,11 @@ class TransformerDecoderBlock(nn.Module):
             :class:`KVCache` holding ``t + T_new`` positions (the one passed
             in is not modified).
         """
+        if cache is not None and not isinstance(cache, KVCache):  # not MHA's (k, v)
+            raise TypeError(
+                "cache must be the KVCache that a previous step returned, or None, "
+                f"got {type(cache).__name__}"
+            )
         self._check(x, memory, cached=cache is not None and cache.memory_k is not None)
         past = None if cache is None else (cache.k, cache.v)
         a, (k, v) = self.self_attn.step(self.norm1(x), past)  # (B, T_new, D)

@@ -25,6 +25,7 @@ from selfattn.positional import (
     offset_rotation,
     sinusoidal_encoding,
 )
+from selfattn.transformer import TransformerDecoderBlock
 
 z = torch.zeros
 nan = float("nan")
@@ -235,6 +236,24 @@ CASES = [
         ),
         ValueError,
         r"normalize must be",
+    ),
+    # the decoder's cache is a KVCache, not MultiHeadAttention.step's (k, v)
+    (
+        lambda: TransformerDecoderBlock(4, 2, cross_attention=False).step(
+            z(1, 1, 4), cache=(z(1, 2, 1, 2), z(1, 2, 1, 2))
+        ),
+        TypeError,
+        r"cache must be the KVCache that a previous step returned, or None, got tuple",
+    ),
+    # flags and the scale: a string or a bool would read as something else
+    (lambda: sdpa(causal="no"), TypeError, r"causal must be True or False, got 'no'"),
+    (lambda: sdpa(scale=True), TypeError, r"scale must be a number or None, got True"),
+    (lambda: sdpa(scale="2"), TypeError, r"scale must be a number or None"),
+    (lambda: window_mask(4, 1, causal=1), TypeError, r"causal must be True or False"),
+    (
+        lambda: SelfAttention(4, 3)(z(1, 2, 4), causal="yes"),
+        TypeError,
+        r"causal must be True or False",
     ),
 ]
 

@@ -233,3 +233,25 @@ def test_a_random_buffer_must_be_drawn_from_the_generator():
         built.append(_params(_WithBuffer(torch.Generator().manual_seed(0), hook=True)))
     for x, y in zip(*built, strict=True):
         torch.testing.assert_close(x, y, rtol=0, atol=0)
+
+
+class _OwnLinear(nn.Linear):
+    """A linear layer with its own rule: weights from N(0, 0.02)."""
+
+    def reset_parameters_from(self, generator):
+        self.weight.normal_(0.0, 0.02, generator=generator)
+        self.bias.zero_()
+
+
+def test_a_linear_subclass_keeps_its_own_reset_parameters_from():
+    class Model(nn.Module):
+        def __init__(self, generator=None):
+            super().__init__()
+            with init_from(self, generator):
+                self.proj = _OwnLinear(64, 64)
+
+    weight = Model(torch.Generator().manual_seed(0)).proj.weight
+    expected = torch.empty(64, 64).normal_(
+        0.0, 0.02, generator=torch.Generator().manual_seed(0)
+    )
+    torch.testing.assert_close(weight, expected, rtol=0, atol=0)
