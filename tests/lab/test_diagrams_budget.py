@@ -1,11 +1,15 @@
 """The figures' budget (issue 30): no function of ``selfattn/lab/diagrams`` runs
-over 80 lines, its docstring and decorators included, and the package's lines
-only come down. Issue 30's target is 2,200 lines; ``TOTAL`` is where the
-package stands, lowered each time a figure gets shorter."""
+over 80 lines, its docstring and decorators included (a failure: the local
+rule), and the package's lines come down. ``TOTAL`` is where the package
+stands, lowered each time a figure gets shorter; over it, a warning, like the
+library's soft module cap, so whoever adds a figure is told, not stopped; over
+``TOTAL + NEW_FIGURE`` a failure, so the package cannot drift. Issue 30's
+target is 2,200 lines."""
 
 from __future__ import annotations
 
 import ast
+import warnings
 from pathlib import Path
 
 import pytest
@@ -19,6 +23,7 @@ LONGEST = 80  # lines of one function, docstring and decorators included
 # not bought with density. 2,394 when this was written (2,682 at the start of
 # the work, counted the same way); issue 30's target is 2,200.
 TOTAL = 2_400
+NEW_FIGURE = 150  # room for about one new figure above TOTAL before it fails
 MUTANTS = pytest.mark.skipif(
     FOLDER.parents[2].name == "mutants", reason="mutmut's copy adds code"
 )
@@ -69,7 +74,12 @@ def test_fmt_skip_keeps_only_tables():
 @MUTANTS
 def test_the_diagrams_stay_within_their_line_budget():
     lines = {p.name: len(p.read_text().splitlines()) for p in FOLDER.glob("*.py")}
-    assert sum(lines.values()) <= TOTAL, (
-        f"the diagrams have {sum(lines.values())} lines, over their budget of "
-        f"{TOTAL} (issue 30's target: 2,200): {lines}"
+    total = sum(lines.values())
+    message = (
+        f"the diagrams have {total} lines, over their budget of {TOTAL} (issue "
+        f"30's target: 2,200): draw with the primitives of _draw.py, or make room "
+        f"in another figure: {lines}"
     )
+    assert total <= TOTAL + NEW_FIGURE, message
+    if total > TOTAL:
+        warnings.warn(message, stacklevel=1)
