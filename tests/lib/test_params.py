@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import pkgutil
+import re
 
 import pytest
 import torch
@@ -255,3 +256,38 @@ def test_a_linear_subclass_keeps_its_own_reset_parameters_from():
         0.0, 0.02, generator=torch.Generator().manual_seed(0)
     )
     torch.testing.assert_close(weight, expected, rtol=0, atol=0)
+
+
+def test_the_messages_say_what_to_do_whole():
+    """STYLE rule 7: the messages pinned whole, the advice included."""
+    parameters = (
+        "_WithRawParameter has parameters ['w'] that init_from cannot draw from "
+        "the generator (it draws nn.Linear and nn.Conv1d/2d); give the module "
+        "that owns them a reset_parameters_from(generator) that draws them "
+        "(STYLE.md, rule 5)"
+    )
+    with pytest.raises(TypeError, match="^" + re.escape(parameters) + "$"):
+        _WithRawParameter(torch.Generator())
+    buffers = (
+        "_WithBuffer has buffers ['R'] registered just after a draw from "
+        "torch's global stream, that nothing drew from the generator; draw "
+        "them in a reset_parameters_from(generator) (STYLE.md, rule 5)"
+    )
+    with pytest.raises(TypeError, match="^" + re.escape(buffers) + "$"):
+        _WithBuffer(torch.Generator())
+
+
+def test_without_a_generator_the_module_s_own_rule_still_runs():
+    calls = []
+
+    class Own(nn.Module):
+        def __init__(self):
+            super().__init__()
+            with init_from(self, None):
+                self.proj = nn.Linear(2, 2)
+
+        def reset_parameters_from(self, generator):
+            calls.append(generator)
+
+    Own()
+    assert calls == [None]

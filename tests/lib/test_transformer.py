@@ -575,3 +575,21 @@ BAD = [
 def test_bad_input_raises_helpful_error(call, error, match):
     with pytest.raises(error, match=match):
         call()
+
+
+def test_the_encoder_block_names_its_bad_arguments_whole():
+    """STYLE rule 7, the messages pinned whole."""
+    import re
+
+    def raises(error, message):
+        return pytest.raises(error, match="^" + re.escape(message) + "$")
+
+    with raises(TypeError, "embed_dim must be an int, got bool"):
+        TransformerEncoderBlock(True, 2)
+    with raises(ValueError, "dropout must be in [0, 1], got dropout=2"):
+        TransformerEncoderBlock(4, 2, dropout=2)
+    block, x = TransformerEncoderBlock(4, 2), torch.zeros(1, 2, 5)
+    with raises(ValueError, "x must have shape (B, T, 4), got (1, 2, 5)"):
+        block(x)
+    with raises(ValueError, "x must have shape (B, T, 4), got (1, 2, 5)"):
+        block.attention_weights(x)
