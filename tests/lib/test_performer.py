@@ -227,3 +227,24 @@ def test_performer_errors_name_the_argument(call, error, match):
     """The argument's name and what it got (its shape, or its type)."""
     with pytest.raises(error, match=match):
         call()
+
+
+def test_the_performer_names_its_bad_arguments_whole():
+    """STYLE rule 7, the messages pinned whole."""
+    import re
+
+    def raises(error, message):
+        return pytest.raises(error, match="^" + re.escape(message) + "$")
+
+    g = torch.Generator().manual_seed(0)
+    q = torch.zeros(1, 3, 4)
+    with raises(TypeError, "d must be an int, got bool"):
+        orthogonal_random_matrix(2, True, generator=g)
+    with raises(ValueError, "num_features must be positive, got num_features=0"):
+        performer_attention(q, q, q, num_features=0, generator=g)
+    with raises(TypeError, "projection must be a torch.Tensor, got list"):
+        performer_attention(q, q, q, projection=[[1.0]])
+    with raises(
+        ValueError, "projection must have at least 2 dimensions, got shape (4)"
+    ):
+        performer_attention(q, q, q, projection=torch.zeros(4))
