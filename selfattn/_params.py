@@ -101,6 +101,11 @@ def redraw_parameters(module: nn.Module, generator: torch.Generator | None) -> N
         _check_all_drawn(module, before)
 
 
+def _where(module: nn.Module, name: str, m: nn.Module) -> str:
+    """``Model`` or ``Model.sub.name (Type)``: where a message points."""
+    return type(module).__name__ + (f".{name} ({type(m).__name__})" if name else "")
+
+
 def _check_all_drawn(module: nn.Module, before: dict[int, int]) -> None:
     """Raise ``TypeError`` naming each submodule with a parameter that was not
     drawn (its version did not move) and is not constant (LayerNorm's ones, a
@@ -112,10 +117,8 @@ def _check_all_drawn(module: nn.Module, before: dict[int, int]) -> None:
             if p._version == before[id(p)] and not p.is_meta and not _constant(p)
         ]
         if undrawn:
-            where = type(module).__name__
-            where += f".{name} ({type(m).__name__})" if name else ""
             raise TypeError(
-                f"{where} has parameters {undrawn} that "
+                f"{_where(module, name, m)} has parameters {undrawn} that "
                 "init_from cannot draw from the generator (it draws nn.Linear "
                 "and nn.Conv1d/2d); give the module that owns them a "
                 "reset_parameters_from(generator) that draws them (STYLE.md, rule 5)"
@@ -170,10 +173,9 @@ def _check_buffers_drawn(module: nn.Module, found: list) -> None:
             if owner is m and m._buffers.get(n) is b and b._version == version
         ]
         if undrawn:
-            where = type(module).__name__
-            where += f".{name} ({type(m).__name__})" if name else ""
             raise TypeError(
-                f"{where} has buffers {undrawn} registered just after a draw from "
-                "torch's global stream, that nothing drew from the generator; draw "
+                f"{_where(module, name, m)} has buffers {undrawn} registered just "
+                "after a draw from torch's global stream, that nothing drew from the "
+                "generator; draw "
                 "them in a reset_parameters_from(generator) (STYLE.md, rule 5)"
             )
